@@ -1,0 +1,1 @@
+"""The faithful layer: COM-shaped shells over the core, named and shaped as in the C headers."""

@@ -1,0 +1,460 @@
+"""Direct3D 12 interfaces (ID3D12Device, ID3D12Resource, ...), D3D12CreateDevice, DXGI."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._core import config, runtime as rt
+from .._core.hresult import (DXGI_ERROR_INVALID_CALL, DXGI_ERROR_NOT_FOUND, E_INVALIDARG,
+                             E_NOTIMPL, S_OK, fail)
+from . import d3d12_types as T
+from .com import IUnknown, NamedObject, seq_arg
+
+
+def _jax_devices():
+    import jax
+    return jax.devices()
+
+
+class ID3D12Object(NamedObject):
+    pass
+
+
+class ID3D12DeviceChild(ID3D12Object):
+    def GetDevice(self):
+        return self._device
+
+
+class ID3D12Pageable(ID3D12DeviceChild):
+    pass
+
+
+class ID3D12Debug(IUnknown):
+    """D3D12GetDebugInterface(): EnableDebugLayer turns on D3D12 validation for devices
+    created afterwards."""
+
+    enabled = False
+
+    def EnableDebugLayer(self):
+        ID3D12Debug.enabled = True
+
+
+def D3D12GetDebugInterface(*_):
+    return ID3D12Debug()
+
+
+class IDXGIAdapter1(IUnknown):
+    def __init__(self, index, jax_device):
+        self._index, self._jax_device = index, jax_device
+
+    def GetDesc1(self):
+        d = self._jax_device
+        return T.DXGI_ADAPTER_DESC1(
+            Description=f"dmlsim adapter {self._index}: JAX {d.platform} device {d.id} "
+                        f"({getattr(d, 'device_kind', d.platform)})",
+            VendorId=0x10DE if d.platform == "gpu" else 0, DeviceId=d.id)
+
+    GetDesc = GetDesc1
+
+
+class IDXGIFactory1(IUnknown):
+    def EnumAdapters(self, Adapter):
+        devices = _jax_devices()
+        if not 0 <= int(Adapter) < len(devices):
+            fail(DXGI_ERROR_NOT_FOUND, f"IDXGIFactory1::EnumAdapters: adapter {Adapter} does not "
+                                       f"exist; there are {len(devices)} (one per JAX device)")
+        return IDXGIAdapter1(int(Adapter), devices[int(Adapter)])
+
+    EnumAdapters1 = EnumAdapters
+
+
+def CreateDXGIFactory1(*_):
+    return IDXGIFactory1()
+
+
+CreateDXGIFactory = CreateDXGIFactory2 = CreateDXGIFactory1
+
+
+def D3D12CreateDevice(pAdapter=None, MinimumFeatureLevel=T.D3D_FEATURE_LEVEL_11_0, *_):
+    """Create the D3D12 device of ``pAdapter`` (None: the default JAX device)."""
+    config.enable_x64()
+    if MinimumFeatureLevel not in set(T.D3D_FEATURE_LEVEL):
+        fail(E_INVALIDARG, f"D3D12CreateDevice: MinimumFeatureLevel 0x{int(MinimumFeatureLevel):X} "
+                           "is not a D3D_FEATURE_LEVEL")
+    jd = pAdapter._jax_device if pAdapter is not None else _jax_devices()[0]
+    return ID3D12Device(rt.Device(jd), debug=ID3D12Debug.enabled)
+
+
+class ID3D12Device(ID3D12Object):
+    """ID3D12Device: buffers, descriptor heaps, command queues, allocators, lists, fences."""
+
+    def __init__(self, core: rt.Device, debug=False):
+        self._core = core
+        core.debug = debug
+        core.api = self
+
+    def _extra_interfaces(self):
+        from .info_queue import ID3D12InfoQueue
+        return ((ID3D12InfoQueue, lambda: ID3D12InfoQueue.of(self)),)
+
+    def _alive(self, method):
+        self._core.check_alive(f"ID3D12Device::{method}")
+
+    def CreateCommittedResource(self, pHeapProperties, HeapFlags, pDesc, InitialResourceState,
+                                pOptimizedClearValue=None, *_):
+        self._alive("CreateCommittedResource")
+        m = "ID3D12Device::CreateCommittedResource"
+        if pHeapProperties is None or pDesc is None:
+            fail(E_INVALIDARG, f"{m}: pHeapProperties and pDesc are required")
+        heap = int(pHeapProperties.Type)
+        if heap not in (1, 2, 3):
+            fail(E_INVALIDARG if heap != 4 else E_NOTIMPL,
+                 f"{m}: heap type {heap} is not DEFAULT, UPLOAD or READBACK")
+        d = pDesc
+        if d.Dimension != T.D3D12_RESOURCE_DIMENSION_BUFFER:
+            fail(E_NOTIMPL if d.Dimension in (2, 3, 4) else E_INVALIDARG,
+                 f"{m}: Dimension {int(d.Dimension)}: dmlsim emulates buffers only "
+                 "(D3D12_RESOURCE_DIMENSION_BUFFER)")
+        if int(d.Width) <= 0:
+            fail(E_INVALIDARG, f"{m}: Width is {d.Width}; a buffer needs at least one byte")
+        if (d.Height, d.DepthOrArraySize, d.MipLevels) != (1, 1, 1):
+            fail(E_INVALIDARG, f"{m}: a buffer needs Height, DepthOrArraySize and MipLevels of 1, "
+                               f"got {d.Height}, {d.DepthOrArraySize}, {d.MipLevels}")
+        if d.Layout != T.D3D12_TEXTURE_LAYOUT_ROW_MAJOR:
+            fail(E_INVALIDARG, f"{m}: a buffer needs Layout D3D12_TEXTURE_LAYOUT_ROW_MAJOR")
+        if d.Format != 0:
+            fail(E_INVALIDARG, f"{m}: a buffer needs Format DXGI_FORMAT_UNKNOWN")
+        if d.Alignment not in (0, 65536):
+            fail(E_INVALIDARG, f"{m}: a buffer's Alignment must be 0 or 65536, got {d.Alignment}")
+        flags = int(d.Flags)
+        state = int(InitialResourceState)
+        if heap == 2 and state != rt.STATE_GENERIC_READ:
+            fail(E_INVALIDARG, f"{m}: UPLOAD heap resources must start in "
+                               "D3D12_RESOURCE_STATE_GENERIC_READ")
+        if heap == 3 and state != rt.STATE_COPY_DEST:
+            fail(E_INVALIDARG, f"{m}: READBACK heap resources must start in "
+                               "D3D12_RESOURCE_STATE_COPY_DEST")
+        if heap in (2, 3) and flags & rt.FLAG_ALLOW_UNORDERED_ACCESS:
+            fail(E_INVALIDARG, f"{m}: D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS is not allowed on "
+                               "UPLOAD or READBACK heaps")
+        buf = rt.Buffer(self._core, int(d.Width), heap, flags, state)
+        return ID3D12Resource(self, buf, d)
+
+    def CreateDescriptorHeap(self, pDescriptorHeapDesc):
+        self._alive("CreateDescriptorHeap")
+        d = pDescriptorHeapDesc
+        if int(d.NumDescriptors) <= 0:
+            fail(E_INVALIDARG, "ID3D12Device::CreateDescriptorHeap: NumDescriptors must be > 0")
+        if d.Type not in (0, 1, 2, 3):
+            fail(E_INVALIDARG, f"ID3D12Device::CreateDescriptorHeap: bad Type {d.Type}")
+        if d.Flags & 1 and d.Type in (2, 3):
+            fail(E_INVALIDARG, "ID3D12Device::CreateDescriptorHeap: RTV and DSV heaps cannot be "
+                               "shader visible")
+        heap = rt.DescriptorHeap(self._core, int(d.Type), int(d.NumDescriptors), int(d.Flags))
+        return ID3D12DescriptorHeap(self, heap, d)
+
+    def GetDescriptorHandleIncrementSize(self, DescriptorHeapType):
+        return rt.DESCRIPTOR_INCREMENT
+
+    def CreateCommandQueue(self, pDesc):
+        self._alive("CreateCommandQueue")
+        if pDesc.Type not in (0, 2, 3):
+            fail(E_INVALIDARG, f"ID3D12Device::CreateCommandQueue: Type {pDesc.Type} is not DIRECT, "
+                               "COMPUTE or COPY")
+        q = rt.Queue(self._core, int(pDesc.Type), pDesc.Priority, pDesc.Flags)
+        return ID3D12CommandQueue(self, q, pDesc)
+
+    def CreateCommandAllocator(self, type):
+        self._alive("CreateCommandAllocator")
+        if type not in (0, 1, 2, 3):
+            fail(E_INVALIDARG, f"ID3D12Device::CreateCommandAllocator: bad type {type}")
+        return ID3D12CommandAllocator(self, rt.Allocator(self._core, int(type)))
+
+    def CreateCommandList(self, nodeMask, type, pCommandAllocator, pInitialState=None):
+        self._alive("CreateCommandList")
+        m = "ID3D12Device::CreateCommandList"
+        if pCommandAllocator is None:
+            fail(E_INVALIDARG, f"{m}: pCommandAllocator is null")
+        alloc = pCommandAllocator._core
+        if alloc.type != type:
+            fail(E_INVALIDARG, f"{m}: the allocator's type {alloc.type} differs from the list's "
+                               f"type {type}")
+        if alloc.recording is not None:
+            fail(E_INVALIDARG, f"{m}: the allocator is already used by an open command list")
+        return ID3D12GraphicsCommandList(self, rt.CommandList(self._core, int(type), alloc))
+
+    def CreateFence(self, InitialValue=0, Flags=0):
+        self._alive("CreateFence")
+        return ID3D12Fence(self, rt.Fence(self._core, int(InitialValue)))
+
+    def GetDeviceRemovedReason(self):
+        return self._core.removed_reason
+
+    def GetNodeCount(self):
+        return 1
+
+
+class ID3D12Resource(ID3D12Pageable):
+    def __init__(self, device, core: rt.Buffer, desc):
+        self._device, self._core = device, core
+        self._desc = T.D3D12_RESOURCE_DESC(
+            T.D3D12_RESOURCE_DIMENSION_BUFFER, 65536, int(desc.Width), 1, 1, 1, 0,
+            T.DXGI_SAMPLE_DESC(1, 0), T.D3D12_TEXTURE_LAYOUT_ROW_MAJOR, int(desc.Flags))
+
+    def Map(self, Subresource=0, pReadRange=None):
+        """Returns a writable NumPy uint8 array over the buffer's bytes (UPLOAD/READBACK)."""
+        b = self._core
+        if b.heap_type == rt.HEAP_DEFAULT:
+            fail(E_INVALIDARG, f"ID3D12Resource::Map: {b.label()} is on a DEFAULT heap, which "
+                               "the CPU cannot map; copy it to a READBACK buffer")
+        if Subresource != 0:
+            fail(E_INVALIDARG, f"ID3D12Resource::Map: a buffer has only subresource 0")
+        b.device.notify("map", buffer=b, read_range=pReadRange)
+        b.mapped += 1
+        return b.memory.flush()
+
+    def Unmap(self, Subresource=0, pWrittenRange=None):
+        b = self._core
+        if b.mapped > 0:
+            b.mapped -= 1
+
+    def GetDesc(self):
+        d = self._desc
+        return T.D3D12_RESOURCE_DESC(d.Dimension, d.Alignment, d.Width, d.Height,
+                                     d.DepthOrArraySize, d.MipLevels, d.Format,
+                                     T.DXGI_SAMPLE_DESC(1, 0), d.Layout, d.Flags)
+
+    def GetGPUVirtualAddress(self):
+        return self._core.gpu_va
+
+    def GetHeapProperties(self):
+        return T.D3D12_HEAP_PROPERTIES(self._core.heap_type), 0
+
+
+class ID3D12DescriptorHeap(ID3D12Pageable):
+    def __init__(self, device, core: rt.DescriptorHeap, desc):
+        self._device, self._core = device, core
+        self._desc = T.D3D12_DESCRIPTOR_HEAP_DESC(desc.Type, desc.NumDescriptors, desc.Flags,
+                                                  desc.NodeMask)
+
+    def GetDesc(self):
+        d = self._desc
+        return T.D3D12_DESCRIPTOR_HEAP_DESC(d.Type, d.NumDescriptors, d.Flags, d.NodeMask)
+
+    def GetCPUDescriptorHandleForHeapStart(self):
+        return T.D3D12_CPU_DESCRIPTOR_HANDLE(self._core.cpu_base)
+
+    def GetGPUDescriptorHandleForHeapStart(self):
+        if not self._core.shader_visible:
+            fail(E_INVALIDARG, "ID3D12DescriptorHeap::GetGPUDescriptorHandleForHeapStart: the heap "
+                               "is not shader visible")
+        return T.D3D12_GPU_DESCRIPTOR_HANDLE(self._core.gpu_base)
+
+
+class ID3D12CommandAllocator(ID3D12Pageable):
+    def __init__(self, device, core):
+        self._device, self._core = device, core
+
+    def Reset(self):
+        self._core.reset()
+        return S_OK
+
+
+class ID3D12CommandList(ID3D12DeviceChild):
+    def GetType(self):
+        return T.D3D12_COMMAND_LIST_TYPE(self._core.type)
+
+
+class ID3D12GraphicsCommandList(ID3D12CommandList):
+    """Records frozen command records; misuse is sticky and makes Close fail (E_INVALIDARG)."""
+
+    def __init__(self, device, core: rt.CommandList):
+        self._device, self._core = device, core
+
+    def _recording(self, method) -> bool:
+        cl = self._core
+        if not cl.open:
+            cl.record_error(f"ID3D12GraphicsCommandList::{method}: the command list is closed; "
+                            "Reset it before recording")
+            return False
+        return True
+
+    def Close(self):
+        self._core.close()
+        return S_OK
+
+    def Reset(self, pAllocator, pInitialState=None):
+        self._core.reset(pAllocator._core)
+        return S_OK
+
+    def SetDescriptorHeaps(self, *args):
+        m = "SetDescriptorHeaps"
+        if not self._recording(m):
+            return
+        heaps = seq_arg(f"ID3D12GraphicsCommandList::{m}", args, "heap array")
+        cores = tuple(h._core for h in heaps)
+        types = [h.type for h in cores]
+        if len(set(types)) != len(types) or any(not h.shader_visible for h in cores):
+            self._core.record_error(f"ID3D12GraphicsCommandList::{m}: at most one shader-visible "
+                                    "heap per type (CBV_SRV_UAV, SAMPLER) may be set")
+            return
+        self._core.heaps = cores
+        self._core.append(rt.SetHeaps(cores))
+
+    def ResourceBarrier(self, *args):
+        m = "ID3D12GraphicsCommandList::ResourceBarrier"
+        if not self._recording("ResourceBarrier"):
+            return
+        records = []
+        for i, b in enumerate(seq_arg(m, args, "barrier array")):
+            if b.Type == 0:
+                t = b.Transition
+                if t.pResource is None:
+                    return self._core.record_error(f"{m}: barrier {i}: Transition.pResource is null")
+                if t.StateBefore == t.StateAfter:
+                    return self._core.record_error(
+                        f"{m}: barrier {i}: StateBefore and StateAfter are both "
+                        f"0x{int(t.StateAfter):X}; a transition must change the state")
+                if t.pResource._core.heap_type != rt.HEAP_DEFAULT:
+                    return self._core.record_error(
+                        f"{m}: barrier {i}: {t.pResource._core.label()} is on an UPLOAD or "
+                        "READBACK heap, whose state cannot change")
+                records.append(rt.Barrier(0, t.pResource._core, int(t.StateBefore),
+                                          int(t.StateAfter)))
+            elif b.Type == 1:
+                a = b.Aliasing
+                records.append(rt.Barrier(1, a.pResourceBefore and a.pResourceBefore._core,
+                                          resource_after=a.pResourceAfter and a.pResourceAfter._core))
+            elif b.Type == 2:
+                records.append(rt.Barrier(2, b.UAV.pResource and b.UAV.pResource._core))
+            else:
+                return self._core.record_error(f"{m}: barrier {i}: Type {b.Type} is not a "
+                                               "D3D12_RESOURCE_BARRIER_TYPE")
+        for r in records:
+            self._core.append(r)
+
+    def CopyBufferRegion(self, pDstBuffer, DstOffset, pSrcBuffer, SrcOffset, NumBytes):
+        m = "ID3D12GraphicsCommandList::CopyBufferRegion"
+        if not self._recording("CopyBufferRegion"):
+            return
+        err = _copy_error(pDstBuffer, int(DstOffset), pSrcBuffer, int(SrcOffset), int(NumBytes))
+        if err:
+            return self._core.record_error(f"{m}: {err}")
+        self._core.append(rt.CopyRegion(pDstBuffer._core, int(DstOffset), pSrcBuffer._core,
+                                        int(SrcOffset), int(NumBytes)))
+
+    def CopyResource(self, pDstResource, pSrcResource):
+        m = "ID3D12GraphicsCommandList::CopyResource"
+        if not self._recording("CopyResource"):
+            return
+        if pDstResource is None or pSrcResource is None:
+            return self._core.record_error(f"{m}: a resource is null")
+        if pDstResource._core.width != pSrcResource._core.width:
+            return self._core.record_error(
+                f"{m}: the resources differ in size ({pDstResource._core.width} and "
+                f"{pSrcResource._core.width} bytes); CopyResource needs identical resources")
+        err = _copy_error(pDstResource, 0, pSrcResource, 0, pSrcResource._core.width)
+        if err:
+            return self._core.record_error(f"{m}: {err}")
+        self._core.append(rt.CopyRegion(pDstResource._core, 0, pSrcResource._core, 0,
+                                        pSrcResource._core.width))
+
+
+def _copy_error(dst, dst_off, src, src_off, n):
+    if dst is None or src is None:
+        return "a buffer is null"
+    d, s = dst._core, src._core
+    if d is s:
+        return "source and destination are the same resource"
+    if n <= 0 and n != 0:
+        return f"NumBytes is {n}"
+    if d.heap_type == rt.HEAP_UPLOAD:
+        return f"the destination {d.label()} is on an UPLOAD heap, which the GPU cannot write"
+    if s.heap_type == rt.HEAP_READBACK:
+        return f"the source {s.label()} is on a READBACK heap, which the GPU cannot read"
+    if dst_off + n > d.width:
+        return f"the destination range [{dst_off}, {dst_off + n}) is past the end of {d.label()} " \
+               f"({d.width} bytes)"
+    if src_off + n > s.width:
+        return f"the source range [{src_off}, {src_off + n}) is past the end of {s.label()} " \
+               f"({s.width} bytes)"
+    return None
+
+
+class ID3D12CommandQueue(ID3D12Pageable):
+    def __init__(self, device, core: rt.Queue, desc):
+        self._device, self._core = device, core
+        self._desc = T.D3D12_COMMAND_QUEUE_DESC(desc.Type, desc.Priority, desc.Flags, desc.NodeMask)
+
+    def GetDesc(self):
+        d = self._desc
+        return T.D3D12_COMMAND_QUEUE_DESC(d.Type, d.Priority, d.Flags, d.NodeMask)
+
+    def ExecuteCommandLists(self, *args):
+        """Submits closed lists and returns without waiting for their kernels."""
+        m = "ID3D12CommandQueue::ExecuteCommandLists"
+        dev = self._core.device
+        lists = seq_arg(m, args, "command list array")
+        for i, cl in enumerate(lists):
+            core = cl._core
+            problem = None
+            if core.open:
+                problem = f"command list {i} is still open; Close it before executing it"
+            elif core.error is not None:
+                problem = f"command list {i} failed to close: {core.error}"
+            elif core.type != self._core.type and not (self._core.type == 0 and core.type in (0,)):
+                problem = f"command list {i} has type {core.type} but the queue has type " \
+                          f"{self._core.type}"
+            if problem:
+                dev.notify("queue_misuse", message=f"{m}: {problem}")
+                if config.settings.strict:
+                    fail(DXGI_ERROR_INVALID_CALL, f"{m}: {problem}")
+                dev.remove(DXGI_ERROR_INVALID_CALL, f"{m}: {problem}")
+                return
+        if dev.removed:
+            return
+        self._core.submit(("execute", tuple(cl._core for cl in lists)))
+
+    def Signal(self, pFence, Value):
+        self._device._alive("ID3D12CommandQueue::Signal")
+        self._core.submit(("signal", pFence._core, int(Value)))
+        return S_OK
+
+    def Wait(self, pFence, Value):
+        self._device._alive("ID3D12CommandQueue::Wait")
+        self._core.submit(("wait", pFence._core, int(Value)))
+        return S_OK
+
+
+class ID3D12Fence(ID3D12Pageable):
+    def __init__(self, device, core: rt.Fence):
+        self._device, self._core = device, core
+
+    def GetCompletedValue(self):
+        if self._core.device.removed:
+            return 0xFFFFFFFFFFFFFFFF  # as D3D12 reports for a removed device
+        return self._core.completed_value()
+
+    def Signal(self, Value):
+        """Set the fence from the CPU."""
+        self._core.signal_from_cpu(int(Value))
+        return S_OK
+
+    def SetEventOnCompletion(self, Value, hEvent):
+        """Set ``hEvent`` when the fence reaches ``Value``; with ``hEvent`` None, block."""
+        f = self._core
+        if hEvent is None:
+            f.wait(int(Value), rt.INFINITE)
+            return S_OK
+        if f.completed_value() >= Value:
+            hEvent._core.set()
+        else:
+            f.events.append((int(Value), hEvent._core))
+            hEvent._core.waits.append((f, int(Value)))
+        return S_OK
+
+
+__all__ = ["ID3D12Object", "ID3D12DeviceChild", "ID3D12Pageable", "ID3D12Debug",
+           "D3D12GetDebugInterface", "IDXGIAdapter1", "IDXGIFactory1", "CreateDXGIFactory1",
+           "CreateDXGIFactory", "CreateDXGIFactory2", "D3D12CreateDevice", "ID3D12Device",
+           "ID3D12Resource", "ID3D12DescriptorHeap", "ID3D12CommandAllocator",
+           "ID3D12CommandList", "ID3D12GraphicsCommandList", "ID3D12CommandQueue", "ID3D12Fence"]

@@ -1,0 +1,368 @@
+"""DirectML interfaces: IDMLDevice(1), operators, compiled operators, initializers,
+binding tables, command recorders; DMLCreateDevice(1) and DMLCalcBufferTensorSize."""
+from __future__ import annotations
+
+from .._core import binding as B, config, dtypes, registry
+from .._core import dml as core
+from .._core.hresult import (DXGI_ERROR_UNSUPPORTED, E_INVALIDARG, E_NOTIMPL, S_OK, fail)
+from .._schema import structs_generated as S
+from .._schema.operators_generated import OPERATORS
+from .com import NamedObject, seq_arg
+
+_BY_VALUE = {s["value"]: s for s in OPERATORS.values()}
+
+
+class IDMLObject(NamedObject):
+    pass
+
+
+class IDMLDeviceChild(IDMLObject):
+    def GetDevice(self):
+        return self._device
+
+
+class IDMLPageable(IDMLDeviceChild):
+    pass
+
+
+class IDMLOperator(IDMLDeviceChild):
+    def __init__(self, device, core_op):
+        self._device, self._core = device, core_op
+
+
+class IDMLDispatchable(IDMLPageable):
+    def GetBindingProperties(self):
+        n, t, p = self._core.binding_properties()
+        return S.DML_BINDING_PROPERTIES(n, t, p)
+
+
+class IDMLCompiledOperator(IDMLDispatchable):
+    def __init__(self, device, c):
+        self._device, self._core = device, c
+
+
+class IDMLOperatorInitializer(IDMLDispatchable):
+    def __init__(self, device, c):
+        self._device, self._core = device, c
+
+    def Reset(self, *args):
+        ops = _compiled_list(self._device, "IDMLOperatorInitializer::Reset", args)
+        self._core.reset(ops)
+        return S_OK
+
+
+def _compiled_list(device, method, args):
+    device._alive(method)
+    ops = seq_arg(method, args, "operator array")
+    for i, o in enumerate(ops):
+        if not isinstance(o, IDMLCompiledOperator):
+            fail(E_INVALIDARG, f"{method}: operator {i} is a {type(o).__name__}, not an "
+                               "IDMLCompiledOperator")
+        if o._device is not device:
+            fail(E_INVALIDARG, f"{method}: operator {i} belongs to another DirectML device")
+    return [o._core for o in ops]
+
+
+def _binding_payload(b, method, i):
+    """DML_BINDING_DESC -> (type, core payload)."""
+    if b is None:
+        return (B.NONE, None)
+    btype = int(b.Type)
+    if btype == B.NONE:
+        return (B.NONE, None)
+    if btype == B.BUFFER:
+        return (B.BUFFER, _triple(b.Desc))
+    if btype == B.BUFFER_ARRAY:
+        arr = b.Desc
+        items = list(arr.Bindings or [])
+        if arr.BindingCount not in (0, None) and int(arr.BindingCount) != len(items):
+            raise B.Misuse(f"binding {i}: BindingCount is {arr.BindingCount} but Bindings has "
+                           f"{len(items)} entries")
+        return (B.BUFFER_ARRAY, [None if x is None else _triple(x) for x in items])
+    return (btype, None)
+
+
+def _triple(bb):
+    if bb is None:
+        raise B.Misuse("a DML_BINDING_DESC of type BUFFER has a null Desc")
+    return (None if bb.Buffer is None else bb.Buffer._core, int(bb.Offset), int(bb.SizeInBytes))
+
+
+class IDMLBindingTable(IDMLDeviceChild):
+    """Writes descriptors into the heap at Bind time; dispatches read them at execution."""
+
+    def __init__(self, device, c):
+        self._device, self._core = device, c
+
+    def _void(self, method, fn):
+        t = self._core
+        if t.device.removed_reason:
+            return
+        try:
+            fn()
+        except B.Misuse as m:
+            t.device.misuse(f"IDMLBindingTable::{method}", str(m))
+
+    def BindInputs(self, *args):
+        def go():
+            items = seq_arg("IDMLBindingTable::BindInputs", args, "binding array")
+            payload = [_binding_payload(b, "BindInputs", i) for i, b in enumerate(items)]
+            self._core.commit(inputs=B.inputs(self._core, payload))
+        self._void("BindInputs", go)
+
+    def BindOutputs(self, *args):
+        def go():
+            items = seq_arg("IDMLBindingTable::BindOutputs", args, "binding array")
+            payload = [_binding_payload(b, "BindOutputs", i) for i, b in enumerate(items)]
+            self._core.commit(outputs=B.outputs(self._core, payload))
+        self._void("BindOutputs", go)
+
+    def _bind_resource(self, method, binding, kind):
+        def go():
+            t, p = _binding_payload(binding, method, 0)
+            if t not in (B.NONE, B.BUFFER):
+                raise B.Misuse(f"the {kind} resource takes DML_BINDING_TYPE_BUFFER or NONE")
+            self._core.commit(**{kind: B.resource(self._core, p, kind)})
+        self._void(method, go)
+
+    def BindTemporaryResource(self, binding=None):
+        self._bind_resource("BindTemporaryResource", binding, "temporary")
+
+    def BindPersistentResource(self, binding=None):
+        self._bind_resource("BindPersistentResource", binding, "persistent")
+
+    def Reset(self, desc=None):
+        self._device._alive("IDMLBindingTable::Reset")
+        args = self._device._table_args(desc, "IDMLBindingTable::Reset")
+        self._core.reset(*args)
+        return S_OK
+
+
+class IDMLCommandRecorder(IDMLDeviceChild):
+    def __init__(self, device, c=None):
+        self._device = device
+        self._core = c if c is not None else type("Recorder", (), {"name": ""})()
+
+    def RecordDispatch(self, commandList, dispatchable, bindings):
+        """Validates, then appends a dispatch record; misuse removes the DirectML device."""
+        dev = self._device._core
+        if dev.removed_reason:
+            return
+        m = "IDMLCommandRecorder::RecordDispatch"
+        try:
+            record = _dispatch_record(self._device, commandList, dispatchable, bindings)
+        except B.Misuse as err:
+            dev.misuse(m, str(err))
+            return
+        commandList._core.append(record)
+        dev.d3d.notify("record_dispatch", cmd_list=commandList._core, record=record,
+                       table=bindings._core)
+
+
+def _dispatch_record(device, cl_api, d_api, t_api):
+    if cl_api is None or d_api is None or t_api is None:
+        raise B.Misuse("commandList, dispatchable and bindings are required")
+    cl = cl_api._core
+    if not cl.open:
+        raise B.Misuse("the command list is closed; it must be open")
+    if cl.type not in (0, 2):
+        raise B.Misuse(f"the command list has type {cl.type}; it must be "
+                       "D3D12_COMMAND_LIST_TYPE_DIRECT or D3D12_COMMAND_LIST_TYPE_COMPUTE")
+    d, table = d_api._core, t_api._core
+    if d_api._device is not device or t_api._device is not device:
+        raise B.Misuse("the dispatchable and binding table must come from this DirectML device")
+    if table.dispatchable is not d:
+        raise B.Misuse("the binding table was created (or Reset) for a different dispatchable")
+    heap = table.heap
+    if heap not in cl.heaps:
+        raise B.Misuse("the descriptor heap holding the binding table is not set on the command "
+                       "list; call ID3D12GraphicsCommandList::SetDescriptorHeaps first")
+    volatile = isinstance(d, core.CompiledOperator) and d.volatile
+    if not volatile:
+        missing = B.missing(table)
+        if missing:
+            raise B.Misuse("required bindings are not set: " + ", ".join(missing) +
+                           " (bind them before recording, or compile with "
+                           "DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE)")
+        hazard = B.hazards(table)
+        if hazard:
+            raise B.Misuse(f"binding hazard: {hazard}")
+    count = d.descriptor_count
+    return core.DmlDispatch(d, heap, table.gpu_index, count,
+                            tuple(heap.slots[table.gpu_index:table.gpu_index + count]))
+
+
+class IDMLDevice(IDMLObject):
+    def __init__(self, d3d_api, flags, level):
+        self._d3d = d3d_api
+        self._core = core.DmlDevice(d3d_api._core, int(flags), level)
+        self._core.api = self
+
+    def _extra_interfaces(self):
+        if self._core.debug:
+            return ((IDMLDebugDevice, lambda: IDMLDebugDevice(self)),)
+        return ()
+
+    def _alive(self, method):
+        self._core.check_alive(method)
+
+    def GetParentDevice(self, *_):
+        return self._d3d
+
+    def GetDeviceRemovedReason(self):
+        return self._core.removed_reason
+
+    def CheckFeatureSupport(self, feature, featureQueryData=None, *rest):
+        """(feature, query) -> DML_FEATURE_DATA_*; the C sizes may be passed and are ignored."""
+        self._alive("IDMLDevice::CheckFeatureSupport")
+        query = featureQueryData if not isinstance(featureQueryData, int) else rest[0]
+        level = self._core.feature_level
+        if feature == 1:  # DML_FEATURE_FEATURE_LEVELS
+            requested = seq_arg("IDMLDevice::CheckFeatureSupport", (
+                query.RequestedFeatureLevelCount, query.RequestedFeatureLevels)
+                if query.RequestedFeatureLevelCount else (query.RequestedFeatureLevels,),
+                "RequestedFeatureLevels")
+            if not requested:
+                fail(E_INVALIDARG, "IDMLDevice::CheckFeatureSupport: RequestedFeatureLevels is empty")
+            ok = [int(r) for r in requested if int(r) <= level]
+            return S.DML_FEATURE_DATA_FEATURE_LEVELS(max(ok) if ok else 0)
+        if feature == 0:  # DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT
+            return S.DML_FEATURE_DATA_TENSOR_DATA_TYPE_SUPPORT(
+                data_type_supported(int(query.DataType), level))
+        fail(E_INVALIDARG, f"IDMLDevice::CheckFeatureSupport: feature {feature} is not a DML_FEATURE")
+
+    def CreateOperator(self, desc):
+        return IDMLOperator(self, self._core.create_operator(desc, _BY_VALUE))
+
+    def CompileOperator(self, op, flags=0):
+        self._alive("IDMLDevice::CompileOperator")
+        if not isinstance(op, IDMLOperator) or op._device is not self:
+            fail(E_INVALIDARG, "IDMLDevice::CompileOperator: op must be an IDMLOperator created "
+                               "by this device")
+        if int(flags) & ~0x7:
+            fail(E_INVALIDARG, f"IDMLDevice::CompileOperator: flags 0x{int(flags):X} has bits that "
+                               "are not DML_EXECUTION_FLAGS")
+        c = core.CompiledOperator(op._core, int(flags))
+        # Compiled programs are shared by every compilation of the same desc and flags.
+        c.programs = self._core.compile_cache.setdefault((c.spec, c.flags), c.programs)
+        return IDMLCompiledOperator(self, c)
+
+    def CreateOperatorInitializer(self, *args):
+        ops = _compiled_list(self, "IDMLDevice::CreateOperatorInitializer", args)
+        return IDMLOperatorInitializer(self, core.OperatorInitializer(self._core, ops))
+
+    def _table_args(self, desc, method):
+        if desc is None:
+            fail(E_INVALIDARG, f"{method}: a DML_BINDING_TABLE_DESC is required")
+        d = desc.Dispatchable
+        if not isinstance(d, IDMLDispatchable) or d._device is not self:
+            fail(E_INVALIDARG, f"{method}: Dispatchable must be a compiled operator or operator "
+                               "initializer of this device")
+        from .._core.runtime import heap_of
+        cpu, gpu = int(desc.CPUDescriptorHandle.ptr), int(desc.GPUDescriptorHandle.ptr)
+        heap = heap_of(cpu)
+        size = int(desc.SizeInDescriptors)
+        need = d._core.descriptor_count
+        if heap is None:
+            fail(E_INVALIDARG, f"{method}: CPUDescriptorHandle 0x{cpu:X} is not in a descriptor heap")
+        if heap_of(gpu, gpu=True) is not heap or heap.index_of(cpu) != heap.index_of(gpu, True):
+            fail(E_INVALIDARG, f"{method}: GPUDescriptorHandle does not name the same descriptor "
+                               "as CPUDescriptorHandle")
+        if size < need:
+            fail(E_INVALIDARG, f"{method}: SizeInDescriptors is {size} but the dispatchable needs "
+                               f"{need} (GetBindingProperties().RequiredDescriptorCount)")
+        if not heap.contains(cpu, size):
+            fail(E_INVALIDARG, f"{method}: {size} descriptors from the handle run past the end of "
+                               f"the heap ({heap.count} descriptors)")
+        return d._core, heap, heap.index_of(cpu), heap.index_of(gpu, True), size
+
+    def CreateBindingTable(self, desc=None):
+        self._alive("IDMLDevice::CreateBindingTable")
+        args = self._table_args(desc, "IDMLDevice::CreateBindingTable")
+        return IDMLBindingTable(self, core.BindingTable(self._core, *args))
+
+    def CreateCommandRecorder(self):
+        self._alive("IDMLDevice::CreateCommandRecorder")
+        return IDMLCommandRecorder(self)
+
+    def Evict(self, *args):
+        self._alive("IDMLDevice::Evict")
+        seq_arg("IDMLDevice::Evict", args, "pageable array")
+        return S_OK
+
+    def MakeResident(self, *args):
+        self._alive("IDMLDevice::MakeResident")
+        seq_arg("IDMLDevice::MakeResident", args, "pageable array")
+        return S_OK
+
+
+class IDMLDevice1(IDMLDevice):
+    def CompileGraph(self, desc, flags=0):
+        fail(E_NOTIMPL, "IDMLDevice1::CompileGraph: not implemented in dmlsim yet (planned with "
+                        "the dmlx graph builder)")
+
+
+class IDMLDebugDevice(IDMLObject):
+    def __init__(self, device):
+        self._device, self._core = device, device._core
+
+    def SetMuteDebugOutput(self, mute):
+        self._core.d3d.mute_debug_output = bool(mute)
+
+
+def data_type_supported(data_type: int, level: int) -> bool:
+    """True when some operator implemented by dmlsim supports ``data_type`` at ``level``,
+    from the same support tables CreateOperator uses."""
+    from .._core.validation import support_block
+    short = dtypes.SHORT_NAMES.get(data_type)
+    if short is None:
+        return False
+    if data_type in dtypes.SIXTY_FOUR_BIT and not config.settings.x64:
+        return False
+    for name in registry.names():
+        schema = OPERATORS[name]
+        if schema["introduced"] > level:
+            continue
+        block = support_block(schema, level)
+        if block and any(short in row.get("types", ()) for row in block["tensors"]):
+            return True
+    return False
+
+
+def DMLCreateDevice(d3d12Device, flags=0, *_):
+    return DMLCreateDevice1(d3d12Device, flags, 0x1000)
+
+
+def DMLCreateDevice1(d3d12Device, flags=0, minimumFeatureLevel=0x1000, *_):
+    """Create a DirectML device emulating ``dmlsim.set_feature_level`` (default 6_4);
+    DXGI_ERROR_UNSUPPORTED when ``minimumFeatureLevel`` is above it."""
+    if d3d12Device is None:
+        fail(E_INVALIDARG, "DMLCreateDevice: d3d12Device is null")
+    d3d12Device._core.check_alive("DMLCreateDevice")
+    if int(flags) & ~1:
+        fail(E_INVALIDARG, f"DMLCreateDevice: flags 0x{int(flags):X} has bits that are not "
+                           "DML_CREATE_DEVICE_FLAGS")
+    level = config.settings.feature_level
+    if int(minimumFeatureLevel) > level:
+        fail(DXGI_ERROR_UNSUPPORTED, f"DMLCreateDevice1: minimumFeatureLevel "
+                                     f"{config.fl_name(int(minimumFeatureLevel))} is above the "
+                                     f"emulated {config.fl_name(level)}")
+    dev = IDMLDevice1(d3d12Device, flags, level)
+    if int(flags) & 1:
+        d3d12Device._core.notify("dml_debug_device", device=dev._core)
+    return dev
+
+
+def DMLCalcBufferTensorSize(dataType, dimensionCount, sizes, strides=None):
+    """Bytes a buffer tensor spans: (sum((Sizes[i]-1)*Strides[i]) + 1) * element size,
+    rounded up to 4; packed strides when ``strides`` is None."""
+    sizes = list(sizes)[:int(dimensionCount)] if dimensionCount else list(sizes)
+    if strides is not None:
+        strides = list(strides)[:len(sizes)]
+    return dtypes.calc_buffer_tensor_size(int(dataType), sizes, strides)
+
+
+__all__ = ["IDMLObject", "IDMLDeviceChild", "IDMLPageable", "IDMLOperator", "IDMLDispatchable",
+           "IDMLCompiledOperator", "IDMLOperatorInitializer", "IDMLBindingTable",
+           "IDMLCommandRecorder", "IDMLDevice", "IDMLDevice1", "IDMLDebugDevice",
+           "DMLCreateDevice", "DMLCreateDevice1", "DMLCalcBufferTensorSize"]

@@ -1,0 +1,69 @@
+"""The Win32 pieces DirectML samples use: events and waits."""
+from __future__ import annotations
+
+from .._core import runtime as rt
+from .._core.hresult import S_OK
+
+INFINITE = rt.INFINITE
+WAIT_OBJECT_0 = 0
+WAIT_TIMEOUT = 0x102
+WAIT_FAILED = 0xFFFFFFFF
+
+
+class HANDLE:
+    """An event handle returned by CreateEvent."""
+
+    def __init__(self, core: rt.Event):
+        self._core = core
+
+    def __repr__(self):
+        return f"<HANDLE event {'signaled' if self._core.flag else 'nonsignaled'}>"
+
+
+def CreateEvent(lpEventAttributes=None, bManualReset=True, bInitialState=False, lpName=None):
+    """CreateEvent(None, True, False, None); every argument is optional."""
+    return HANDLE(rt.Event(bool(bManualReset), bool(bInitialState)))
+
+
+CreateEventW = CreateEventA = CreateEvent
+
+
+def SetEvent(hEvent):
+    hEvent._core.set()
+    return True
+
+
+def ResetEvent(hEvent):
+    hEvent._core.reset()
+    return True
+
+
+def WaitForSingleObject(hHandle, dwMilliseconds=INFINITE):
+    """WAIT_OBJECT_0 once the event is set (fence completions set it), WAIT_TIMEOUT after
+    ``dwMilliseconds``."""
+    ev = hHandle._core
+    if not ev.flag:
+        for fence, value in list(ev.waits):
+            if fence.wait(value, int(dwMilliseconds)):
+                fence.completed_value()
+            if ev.flag:
+                break
+    if not ev.flag:
+        return WAIT_TIMEOUT
+    ev.waits = [(f, v) for f, v in ev.waits if f.completed < v]
+    if not ev.manual_reset:
+        ev.flag = False
+    return WAIT_OBJECT_0
+
+
+def WaitForSingleObjectEx(hHandle, dwMilliseconds=INFINITE, bAlertable=False):
+    return WaitForSingleObject(hHandle, dwMilliseconds)
+
+
+def CloseHandle(hObject):
+    return True
+
+
+__all__ = ["INFINITE", "WAIT_OBJECT_0", "WAIT_TIMEOUT", "WAIT_FAILED", "HANDLE", "CreateEvent",
+           "CreateEventW", "CreateEventA", "SetEvent", "ResetEvent", "WaitForSingleObject",
+           "WaitForSingleObjectEx", "CloseHandle", "S_OK"]

@@ -1,0 +1,66 @@
+"""Process-wide settings: emulated feature level, strict mode, JAX's 64-bit mode.
+
+64-bit types (INT64, UINT64, FLOAT64) must be exact, and JAX truncates them to 32 bits unless
+``jax_enable_x64`` is on. dmlsim therefore turns ``jax_enable_x64`` on when it is imported and
+says so (a log record on the ``dmlsim`` logger, the README and ``dmlsim.info``). Setting
+``DMLSIM_X64=0`` before import leaves JAX alone; 64-bit tensor types are then refused at
+CreateOperator with E_INVALIDARG, naming the reason, rather than computed wrongly.
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+log = logging.getLogger("dmlsim")
+
+# The highest feature level dmlsim emulates (DML_FEATURE_LEVEL_6_4).
+MAX_FEATURE_LEVEL = 0x6400
+
+
+def _parse_level(text: str) -> int:
+    t = text.strip().upper().replace("DML_FEATURE_LEVEL_", "")
+    if t.startswith("0X"):
+        return int(t, 16)
+    major, _, minor = t.replace(".", "_").partition("_")
+    return (int(major) << 12) | (int(minor or 0) << 8)
+
+
+class _Settings:
+    def __init__(self):
+        self.strict = os.environ.get("DMLSIM_STRICT", "0") not in ("", "0", "false", "False")
+        env_fl = os.environ.get("DMLSIM_FEATURE_LEVEL")
+        self.feature_level = _parse_level(env_fl) if env_fl else MAX_FEATURE_LEVEL
+        self.x64 = os.environ.get("DMLSIM_X64", "1") not in ("0", "false", "False")
+
+
+settings = _Settings()
+
+
+def set_strict(on: bool = True) -> None:
+    """Make misuse in void methods (BindInputs, RecordDispatch, ...) raise at the call site
+    instead of removing the device, like ``DMLSIM_STRICT=1``."""
+    settings.strict = bool(on)
+
+
+def set_feature_level(level) -> None:
+    """Set the feature level that devices created from now on emulate (default 6_4).
+
+    Accepts a DML_FEATURE_LEVEL value, or a string like ``"5_1"``; same as
+    ``DMLSIM_FEATURE_LEVEL=5_1`` in the environment.
+    """
+    value = _parse_level(level) if isinstance(level, str) else int(level)
+    if value > MAX_FEATURE_LEVEL or value < 0x1000:
+        raise ValueError(f"set_feature_level: 0x{value:04X} is outside 0x1000..0x{MAX_FEATURE_LEVEL:04X}")
+    settings.feature_level = value
+
+
+def fl_name(value: int) -> str:
+    return f"DML_FEATURE_LEVEL_{value >> 12}_{(value >> 8) & 0xF}"
+
+
+def enable_x64() -> None:
+    import jax
+    if settings.x64 and not jax.config.jax_enable_x64:
+        jax.config.update("jax_enable_x64", True)
+        log.info("dmlsim: turned on jax_enable_x64 so that INT64/UINT64/FLOAT64 tensors are exact "
+                 "(set DMLSIM_X64=0 before import to keep JAX's setting)")

@@ -1,0 +1,88 @@
+"""DML_TENSOR_DATA_TYPE <-> NumPy dtypes, element sizes, storage types, DMLCalcBufferTensorSize."""
+from __future__ import annotations
+
+import numpy as np
+
+# DML_TENSOR_DATA_TYPE values (DirectML.h).
+UNKNOWN, FLOAT32, FLOAT16, UINT32, UINT16, UINT8, INT32, INT16, INT8, FLOAT64, UINT64, INT64, \
+    UINT4, INT4 = range(14)
+
+SHORT_NAMES = {FLOAT32: "FLOAT32", FLOAT16: "FLOAT16", UINT32: "UINT32", UINT16: "UINT16",
+               UINT8: "UINT8", INT32: "INT32", INT16: "INT16", INT8: "INT8", FLOAT64: "FLOAT64",
+               UINT64: "UINT64", INT64: "INT64", UINT4: "UINT4", INT4: "INT4"}
+BY_SHORT_NAME = {v: k for k, v in SHORT_NAMES.items()}
+
+ELEMENT_SIZE_BITS = {FLOAT32: 32, FLOAT16: 16, UINT32: 32, UINT16: 16, UINT8: 8, INT32: 32,
+                     INT16: 16, INT8: 8, FLOAT64: 64, UINT64: 64, INT64: 64, UINT4: 4, INT4: 4}
+
+NUMPY = {FLOAT32: np.dtype(np.float32), FLOAT16: np.dtype(np.float16),
+         UINT32: np.dtype(np.uint32), UINT16: np.dtype(np.uint16), UINT8: np.dtype(np.uint8),
+         INT32: np.dtype(np.int32), INT16: np.dtype(np.int16), INT8: np.dtype(np.int8),
+         FLOAT64: np.dtype(np.float64), UINT64: np.dtype(np.uint64), INT64: np.dtype(np.int64)}
+FROM_NUMPY = {v: k for k, v in NUMPY.items()}
+
+# Unsigned storage type of each element width: data movement happens in these types so that
+# NaN payloads, -0.0 and denormals are copied bit for bit.
+UNSIGNED_OF_SIZE = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+                    8: np.dtype(np.uint64)}
+
+FLOAT_TYPES = frozenset({FLOAT16, FLOAT32, FLOAT64})
+SIGNED_TYPES = frozenset({INT8, INT16, INT32, INT64, INT4})
+SIXTY_FOUR_BIT = frozenset({FLOAT64, UINT64, INT64})
+
+
+def name(dt: int) -> str:
+    return "DML_TENSOR_DATA_TYPE_" + SHORT_NAMES.get(int(dt), f"<invalid {int(dt)}>")
+
+
+def itemsize(dt: int) -> int:
+    return ELEMENT_SIZE_BITS[int(dt)] // 8
+
+
+def numpy_dtype(dt: int) -> np.dtype:
+    try:
+        return NUMPY[int(dt)]
+    except KeyError:
+        raise NotImplementedError(f"{name(dt)} has no NumPy element type") from None
+
+
+def storage_dtype(dt: int) -> np.dtype:
+    return UNSIGNED_OF_SIZE[itemsize(dt)]
+
+
+def dml_type_of(array_or_dtype) -> int:
+    dt = np.dtype(getattr(array_or_dtype, "dtype", array_or_dtype))
+    try:
+        return FROM_NUMPY[dt]
+    except KeyError:
+        raise TypeError(f"no DML_TENSOR_DATA_TYPE for NumPy dtype {dt}") from None
+
+
+def calc_buffer_tensor_size(data_type: int, sizes, strides=None) -> int:
+    """DMLCalcBufferTensorSize: bytes to the end of the last element, rounded up to 4.
+
+    Packed strides when ``strides`` is None; 4-bit types count in bits (DirectMLX.h).
+    Returns 0 for an unknown data type, as DirectMLX does.
+    """
+    bits = ELEMENT_SIZE_BITS.get(int(data_type))
+    if bits is None:
+        return 0
+    sizes = [int(s) for s in sizes]
+    if strides is None:
+        count = 1
+        for s in sizes:
+            count *= s
+        size_bits = count * bits
+    else:
+        last = sum((s - 1) * int(st) for s, st in zip(sizes, strides))
+        size_bits = (last + 1) * bits
+    size_bytes = (size_bits + 7) // 8
+    return (size_bytes + 3) & ~3
+
+
+def packed_strides(sizes) -> tuple:
+    strides, acc = [], 1
+    for s in reversed(sizes):
+        strides.append(acc)
+        acc *= int(s)
+    return tuple(reversed(strides))

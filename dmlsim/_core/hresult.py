@@ -1,0 +1,86 @@
+"""HRESULT codes and the exception that carries them."""
+from __future__ import annotations
+
+S_OK = 0
+S_FALSE = 1
+
+
+def _h(v: int) -> int:
+    return v & 0xFFFFFFFF
+
+
+E_NOTIMPL = _h(0x80004001)
+E_NOINTERFACE = _h(0x80004002)
+E_POINTER = _h(0x80004003)
+E_FAIL = _h(0x80004005)
+E_OUTOFMEMORY = _h(0x8007000E)
+E_INVALIDARG = _h(0x80070057)
+DXGI_ERROR_INVALID_CALL = _h(0x887A0001)
+DXGI_ERROR_NOT_FOUND = _h(0x887A0002)
+DXGI_ERROR_DEVICE_REMOVED = _h(0x887A0005)
+DXGI_ERROR_DEVICE_HUNG = _h(0x887A0006)
+DXGI_ERROR_DEVICE_RESET = _h(0x887A0007)
+DXGI_ERROR_UNSUPPORTED = _h(0x887A0004)
+DXGI_ERROR_MORE_DATA = _h(0x887A0003)
+DXGI_ERROR_DRIVER_INTERNAL_ERROR = _h(0x887A0020)
+
+NAMES = {v: k for k, v in dict(globals()).items()
+         if k.startswith(("S_", "E_", "DXGI_ERROR_")) and isinstance(v, int)}
+
+
+def SUCCEEDED(hr: int) -> bool:
+    """True when ``hr`` is a success code (the sign bit is clear), as the C macro."""
+    return (int(hr) & 0x80000000) == 0
+
+
+def FAILED(hr: int) -> bool:
+    """True when ``hr`` is a failure code, as the C macro."""
+    return not SUCCEEDED(hr)
+
+
+def hresult_name(hr: int) -> str:
+    hr = _h(int(hr))
+    return NAMES.get(hr, f"0x{hr:08X}")
+
+
+class HResultError(Exception):
+    """A failed HRESULT. ``.hresult`` is the code; the message says what was wrong."""
+
+    hresult = E_FAIL
+
+    def __new__(cls, hresult=None, message=""):
+        if cls is HResultError and hresult is not None:
+            cls = _SUBCLASSES.get(_h(hresult), HResultError)
+        return super().__new__(cls)
+
+    def __init__(self, hresult=None, message=""):
+        if hresult is not None:
+            self.hresult = _h(hresult)
+        self.message = message
+        super().__init__(f"{message} [{hresult_name(self.hresult)}]" if message
+                         else hresult_name(self.hresult))
+
+
+class InvalidArgError(HResultError, ValueError):
+    hresult = E_INVALIDARG
+
+
+class NotImplementedHResult(HResultError, NotImplementedError):
+    hresult = E_NOTIMPL
+
+
+class DeviceRemovedError(HResultError):
+    hresult = DXGI_ERROR_DEVICE_REMOVED
+
+
+class NoInterfaceError(HResultError, TypeError):
+    hresult = E_NOINTERFACE
+
+
+_SUBCLASSES = {E_INVALIDARG: InvalidArgError, E_NOTIMPL: NotImplementedHResult,
+               DXGI_ERROR_DEVICE_REMOVED: DeviceRemovedError, E_NOINTERFACE: NoInterfaceError}
+
+
+def fail(hresult: int, message: str):
+    """Raise the HResultError for ``hresult`` with ``message``."""
+    raise HResultError(hresult, message)

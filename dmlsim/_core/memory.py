@@ -1,0 +1,157 @@
+"""Byte-exact buffer memory.
+
+A buffer is ``width`` bytes. DEFAULT-heap buffers live on a JAX device as a 1-D array of an
+unsigned integer type (the *representation*), padded to a multiple of 8 bytes so that it can be
+reinterpreted as any element width. The representation follows the last typed write, so the
+common case (a buffer always used as one data type) never converts. UPLOAD and READBACK buffers
+live in host memory as a NumPy ``uint8`` array that ``Map`` exposes directly.
+
+All data movement is done on unsigned integers: NaN payloads, -0.0 and denormals survive.
+"""
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .dtypes import UNSIGNED_OF_SIZE
+
+
+def convert(x, dtype):
+    """Reinterpret the 1-D unsigned array ``x`` as 1-D ``dtype`` (traceable, bit-exact)."""
+    dtype = np.dtype(dtype)
+    src = x.dtype.itemsize
+    dst = dtype.itemsize
+    if x.dtype == dtype:
+        return x
+    if src == dst:
+        return lax.bitcast_convert_type(x, dtype)
+    if src > dst:
+        return lax.bitcast_convert_type(x, dtype).reshape(-1)
+    return lax.bitcast_convert_type(x.reshape(-1, dst // src), dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _read_bytes_fn(n):
+    @jax.jit
+    def read(x, off):
+        return lax.dynamic_slice(convert(x, np.uint8), (off,), (n,))
+    return read
+
+
+@functools.lru_cache(maxsize=None)
+def _write_fn(rep, n, dtype):
+    @functools.partial(jax.jit, donate_argnums=0)
+    def write(x, off, data):
+        y = lax.dynamic_update_slice(convert(x, dtype), data, (off,))
+        return convert(y, rep)
+    return write
+
+
+@functools.lru_cache(maxsize=None)
+def _copy_fn(rep_dst, rep_src, n, dtype):
+    @functools.partial(jax.jit, donate_argnums=0)
+    def copy(dst, dst_off, src, src_off):
+        data = lax.dynamic_slice(convert(src, dtype), (src_off,), (n,))
+        y = lax.dynamic_update_slice(convert(dst, dtype), data, (dst_off,))
+        return convert(y, rep_dst)
+    return copy
+
+
+def _unit(*values) -> int:
+    """Largest element width (8, 4, 2, 1) dividing every value."""
+    for k in (8, 4, 2):
+        if all(v % k == 0 for v in values):
+            return k
+    return 1
+
+
+class DeviceMemory:
+    """The bytes of a DEFAULT-heap buffer, on a JAX device."""
+
+    def __init__(self, width: int, device=None):
+        self.width = int(width)
+        self.padded = (self.width + 7) // 8 * 8
+        self.device = device
+        self._array = None  # zero-filled on first use
+        self.host = False
+
+    @property
+    def array(self):
+        if self._array is None:
+            zeros = np.zeros(max(self.padded // 4, 2), np.uint32)
+            self._array = jax.device_put(zeros, self.device)
+        return self._array
+
+    @array.setter
+    def array(self, value):
+        self._array = value
+
+    def read_bytes(self, offset: int, size: int):
+        """``size`` bytes from ``offset`` as a device uint8 array (asynchronous)."""
+        return _read_bytes_fn(int(size))(self.array, np.int64(offset))
+
+    def write(self, offset: int, data) -> None:
+        """Write a 1-D unsigned array (device or host) at byte ``offset``."""
+        data = jnp.asarray(data) if isinstance(data, jax.Array) else \
+            jax.device_put(np.ascontiguousarray(data), self.device)
+        k = data.dtype.itemsize
+        rep = self.array.dtype
+        fn = _write_fn(rep, data.shape[0], data.dtype)
+        self._array = fn(self.array, np.int64(offset // k), data)
+
+    def write_host_bytes(self, offset: int, host_u8: np.ndarray) -> None:
+        """Copy host bytes in; the bytes are snapshotted now (the caller may reuse them)."""
+        k = _unit(offset, host_u8.shape[0])
+        k = min(k, self.array.dtype.itemsize) if self.array.dtype.itemsize >= k else k
+        payload = np.array(host_u8, copy=True).view(UNSIGNED_OF_SIZE[k])
+        self.write(offset, payload)
+
+    def copy_from(self, dst_offset: int, src: "DeviceMemory", src_offset: int, size: int):
+        k = _unit(dst_offset, src_offset, size)
+        dt = UNSIGNED_OF_SIZE[k]
+        fn = _copy_fn(self.array.dtype, src.array.dtype, size // k, dt)
+        if src is self:
+            data = src.read_bytes(src_offset, size)
+            self.write(dst_offset, data)
+            return
+        self._array = fn(self.array, np.int64(dst_offset // k), src.array, np.int64(src_offset // k))
+
+    def to_numpy(self) -> np.ndarray:
+        """All ``width`` bytes as host uint8 (blocks until pending work is done)."""
+        return np.asarray(self.array).view(np.uint8)[:self.width].copy()
+
+
+class HostMemory:
+    """The bytes of an UPLOAD or READBACK buffer: a host uint8 array, exposed by Map.
+
+    GPU writes into it (a copy to a READBACK buffer) are queued as device arrays and land
+    when the bytes are next looked at, so ExecuteCommandLists never waits for kernels.
+    """
+
+    def __init__(self, width: int):
+        self.width = int(width)
+        self.bytes = np.zeros(self.width, np.uint8)
+        self._pending = []  # (offset, device uint8 array)
+        self.host = True
+
+    def queue_write(self, offset: int, device_u8) -> None:
+        try:
+            device_u8.copy_to_host_async()
+        except Exception:  # pragma: no cover - backends without async copies
+            pass
+        self._pending.append((int(offset), device_u8))
+
+    def flush(self) -> np.ndarray:
+        if self._pending:
+            pending, self._pending = self._pending, []
+            for off, arr in pending:
+                data = np.asarray(arr)
+                self.bytes[off:off + data.shape[0]] = data
+        return self.bytes
+
+    def pending_arrays(self):
+        return [a for _, a in self._pending]

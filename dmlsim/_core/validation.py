@@ -1,0 +1,233 @@
+"""CreateOperator's validation: desc structs -> frozen OpSpec, checked against the schema.
+
+Rules are those of DirectML: the tensor desc itself (type, sizes, strides, total size,
+alignment), the operator's support table at the device's feature level (dimension counts,
+data types, required tensors), then the operator's own rules from its registry entry.
+Every failure raises E_INVALIDARG with a message that starts with the operator's name.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import dtypes
+from .config import fl_name
+from .hresult import E_INVALIDARG, fail
+from .tensor import OpSpec, TensorSpec
+
+DML_TENSOR_TYPE_BUFFER = 1
+UINT32_MAX = 0xFFFFFFFF
+
+
+def _seq(value, what):
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) and \
+            not hasattr(value, "__array__"):
+        fail(E_INVALIDARG, f"{what} must be a sequence, got {type(value).__name__}")
+    return [v for v in value]
+
+
+def _int(value, what, lo=0, hi=UINT32_MAX):
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        fail(E_INVALIDARG, f"{what} must be an integer, got {value!r}")
+    if v != value and not isinstance(value, bool):
+        fail(E_INVALIDARG, f"{what} must be an integer, got {value!r}")
+    if not lo <= v <= hi:
+        fail(E_INVALIDARG, f"{what} is {v}; it must be in [{lo}, {hi}]")
+    return v
+
+
+def tensor_desc(desc, what: str) -> TensorSpec:
+    """Validate and freeze one DML_TENSOR_DESC (the struct-level rules, no support table)."""
+    ttype = getattr(desc, "Type", None)
+    if ttype != DML_TENSOR_TYPE_BUFFER:
+        fail(E_INVALIDARG, f"{what}.Type is {ttype!r}; only DML_TENSOR_TYPE_BUFFER (1) exists")
+    b = getattr(desc, "Desc", None)
+    if b is None or not hasattr(b, "Sizes"):
+        fail(E_INVALIDARG, f"{what}.Desc must point to a DML_BUFFER_TENSOR_DESC, got {b!r}")
+    dt = _int(b.DataType, f"{what}.DataType")
+    if dt not in dtypes.ELEMENT_SIZE_BITS:
+        fail(E_INVALIDARG, f"{what}.DataType is {dt}, which is not a valid DML_TENSOR_DATA_TYPE")
+    flags = _int(b.Flags, f"{what}.Flags")
+    if flags & ~1:
+        fail(E_INVALIDARG, f"{what}.Flags is 0x{flags:X}; the only flag is "
+                           "DML_TENSOR_FLAG_OWNED_BY_DML (0x1)")
+    sizes = _seq(b.Sizes, f"{what}.Sizes")
+    if not sizes:
+        fail(E_INVALIDARG, f"{what}.Sizes must hold DimensionCount sizes, got {b.Sizes!r}")
+    dims = _int(b.DimensionCount, f"{what}.DimensionCount")
+    if dims not in (0, len(sizes)):
+        fail(E_INVALIDARG, f"{what}.DimensionCount is {dims} but Sizes has {len(sizes)} entries")
+    sizes = tuple(_int(s, f"{what}.Sizes[{i}]") for i, s in enumerate(sizes))
+    for i, s in enumerate(sizes):
+        if s == 0:
+            fail(E_INVALIDARG, f"{what}.Sizes[{i}] is 0; a size of zero in any dimension is invalid")
+    strides = _seq(b.Strides, f"{what}.Strides")
+    if strides is not None:
+        if len(strides) != len(sizes):
+            fail(E_INVALIDARG, f"{what}.Strides has {len(strides)} entries but DimensionCount "
+                               f"is {len(sizes)}")
+        strides = tuple(_int(s, f"{what}.Strides[{i}]") for i, s in enumerate(strides))
+    count = 1
+    for s in sizes:
+        count *= s
+    if count > UINT32_MAX:
+        fail(E_INVALIDARG, f"{what} has {count} elements; a buffer tensor may not exceed 2^32-1")
+    need = dtypes.calc_buffer_tensor_size(dt, sizes, strides)
+    total = _int(b.TotalTensorSizeInBytes, f"{what}.TotalTensorSizeInBytes", 0, 2**64 - 1)
+    if total < need:
+        fail(E_INVALIDARG, f"{what}.TotalTensorSizeInBytes is {total} but the sizes, strides and "
+                           f"data type imply at least {need} (DMLCalcBufferTensorSize)")
+    align = _int(getattr(b, "GuaranteedBaseOffsetAlignment", 0) or 0,
+                 f"{what}.GuaranteedBaseOffsetAlignment")
+    if align and (align & (align - 1) or align * 8 < dtypes.ELEMENT_SIZE_BITS[dt]):
+        fail(E_INVALIDARG, f"{what}.GuaranteedBaseOffsetAlignment is {align}; it must be 0 or a "
+                           "power of two at least as large as the element size")
+    return TensorSpec(dt, sizes, strides, flags, total, align)
+
+
+def _attribute(f, value, what, normalize_op):
+    st = f.get("schema_type")
+    if st in ("uint", "int", None):
+        if value is None:
+            return None if "*" in f["type"] else 0
+        lo = -(2**31) if st == "int" else 0
+        return _int(value, what, lo, UINT32_MAX)
+    if st == "bool":
+        return bool(value)
+    if st == "float":
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            fail(E_INVALIDARG, f"{what} must be a number, got {value!r}")
+    if st in ("uint_array", "int_array", "float_array"):
+        seq = _seq(value, what)
+        if seq is None:
+            return None
+        conv = float if st == "float_array" else int
+        return tuple(conv(v) for v in seq)
+    if st == "scale_bias":
+        if value is None:
+            return None
+        return (float(value.Scale), float(value.Bias))
+    if st == "scalar_union":
+        return bytes(value.Bytes) if value is not None else bytes(8)
+    if st == "size_2d":
+        return (int(value.Width), int(value.Height))
+    if st == "operator_desc":
+        return None if value is None else normalize_op(value, what)
+    if st == "operator_desc_array":
+        seq = _seq(value, what) or []
+        return tuple(normalize_op(v, f"{what}[{i}]") for i, v in enumerate(seq))
+    return value
+
+
+def operator_desc(op_desc, schemas_by_value: dict, what="CreateOperator", nested=False) -> OpSpec:
+    """Freeze a DML_OPERATOR_DESC into an OpSpec; struct-level checks only."""
+    op_type = getattr(op_desc, "Type", None)
+    schema = schemas_by_value.get(op_type)
+    if schema is None:
+        fail(E_INVALIDARG, f"{what}: DML_OPERATOR_DESC.Type is {op_type!r}, which is not a "
+                           "DML_OPERATOR_TYPE")
+    name = schema["name"]
+    desc = getattr(op_desc, "Desc", None)
+    if desc is None:
+        fail(E_INVALIDARG, f"{name}: DML_OPERATOR_DESC.Desc is null; it must point to a "
+                           f"{schema['desc_struct']}")
+    expected = schema["desc_struct"]
+    aliases = {expected, schema.get("desc_struct_alias_of")}
+    if type(desc).__name__ not in aliases:
+        fail(E_INVALIDARG, f"{name}: DML_OPERATOR_DESC.Desc is a {type(desc).__name__}; "
+                           f"the operator type needs a {expected}")
+    fields = {f["name"]: f for f in schema["fields"]}
+    values = {n: getattr(desc, n) for n in fields}
+
+    def nested_op(v, w):
+        return operator_desc(v, schemas_by_value, w, nested=True)
+
+    # Count fields ("InputCount" for InputTensors, ...): 0 means "the sequence's length".
+    for f in schema["fields"]:
+        cf = f.get("count_field")
+        if cf and cf in fields and values[f["name"]] is not None:
+            seq = _seq(values[f["name"]], f"{name}: {f['name']}")
+            given = values[cf]
+            if given not in (0, None) and int(given) != len(seq):
+                fail(E_INVALIDARG, f"{name}: {cf} is {given} but {f['name']} has {len(seq)} entries")
+            values[cf] = len(seq)
+    tensors, attrs = [], []
+    for f in schema["fields"]:
+        fname, value = f["name"], values[f["name"]]
+        what_f = f"{name}: {fname}"
+        if f.get("schema_type") == "tensor_desc":
+            tensors.append((fname, None if value is None else tensor_desc(value, what_f)))
+            if value is None and not f.get("optional"):
+                if not nested:
+                    fail(E_INVALIDARG, f"{what_f} is null but the tensor is required")
+        elif f.get("schema_type") == "tensor_desc_array":
+            seq = _seq(value, what_f) or []
+            tensors.append((fname, tuple(tensor_desc(v, f"{what_f}[{i}]")
+                                         for i, v in enumerate(seq))))
+        else:
+            attrs.append((fname, _attribute(f, value, what_f, nested_op)))
+    return OpSpec(name, tuple(tensors), tuple(attrs), tuple(schema["inputs"]),
+                  tuple(schema["outputs"]))
+
+
+def support_block(schema: dict, level: int, condition_ok=None):
+    """The support table that applies at ``level``: the highest 'X and above' <= level."""
+    blocks = schema.get("support") or []
+    if condition_ok is not None:
+        blocks = [b for b in blocks if b.get("condition") is None or condition_ok(b["condition"])]
+    usable = [b for b in blocks if b["feature_level"] <= level]
+    if usable:
+        return max(usable, key=lambda b: b["feature_level"])
+    return min(blocks, key=lambda b: b["feature_level"]) if blocks else None
+
+
+def check_support(spec: OpSpec, schema: dict, level: int, x64: bool, condition_ok=None):
+    """Dimension counts, data types and required tensors against the feature level's table."""
+    name = spec.name
+    if schema["introduced"] > level:
+        fail(E_INVALIDARG, f"{name}: introduced in {fl_name(schema['introduced'])}; the device's "
+                           f"feature level is {fl_name(level)}")
+    block = support_block(schema, level, condition_ok)
+    tensors = spec.tensor
+    fields = {f["name"]: f for f in schema["fields"]}
+    for f in schema["fields"]:
+        if f["kind"] == "output_tensor":
+            t = tensors.get(f["name"])
+            for tt in (t if isinstance(t, tuple) else (t,)):
+                if tt is not None and tt.owned_by_dml:
+                    fail(E_INVALIDARG, f"{name}: {f['name']}.Flags has DML_TENSOR_FLAG_OWNED_BY_DML"
+                                       "; the flag is only valid on input tensors")
+    if block is None:
+        return
+    table = f"table '{fl_name(block['feature_level'])} and above'"
+    for row in block["tensors"]:
+        value = tensors.get(row["name"], None)
+        if row["name"] not in tensors:
+            continue
+        items = value if isinstance(value, tuple) else (value,)
+        optional = row.get("optional") or fields.get(row["name"], {}).get("optional")
+        for i, t in enumerate(items):
+            label = f"{row['name']}[{i}]" if isinstance(value, tuple) else row["name"]
+            if t is None:
+                if not optional:
+                    fail(E_INVALIDARG, f"{name}: {label} is null but the tensor is required")
+                continue
+            dmin, dmax = row.get("dims_min"), row.get("dims_max")
+            n = len(t.sizes)
+            if dmin is not None and not dmin <= n <= dmax:
+                fail(E_INVALIDARG, f"{name}: {label}.DimensionCount is {n}; {fl_name(level)} "
+                                   f"supports {row.get('dims') or f'{dmin} to {dmax}'} ({table})")
+            tname = dtypes.SHORT_NAMES[t.data_type]
+            if row.get("types") and tname not in row["types"]:
+                fail(E_INVALIDARG, f"{name}: {label}.DataType is DML_TENSOR_DATA_TYPE_{tname}, "
+                                   f"which {fl_name(level)} does not support for this tensor; "
+                                   f"supported: {', '.join(row['types'])} ({table})")
+            if t.data_type in dtypes.SIXTY_FOUR_BIT and not x64:
+                fail(E_INVALIDARG, f"{name}: {label}.DataType is {dtypes.name(t.data_type)} but "
+                                   "dmlsim was imported with DMLSIM_X64=0, so JAX cannot hold "
+                                   "64-bit values exactly")

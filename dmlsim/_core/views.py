@@ -1,0 +1,102 @@
+"""Tensor views over buffer storage, and the jitted program of one dispatch.
+
+A view is (buffer, byte offset, TensorSpec). Reads and writes happen on the buffer's 1-D
+unsigned storage: packed views are slices, zero strides broadcast, other strides gather or
+scatter with index tables computed once at trace time. Only after a read is the data
+bit-cast to the tensor's type, so copies are exact to the bit.
+"""
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .dtypes import UNSIGNED_OF_SIZE
+from .memory import convert
+from .tensor import TensorSpec
+
+
+def _layout(t: TensorSpec):
+    """(core sizes with broadcast dims set to 1, strides, packed?)."""
+    strides = t.element_strides
+    core = tuple(1 if st == 0 else s for s, st in zip(t.sizes, strides))
+    expect, packed = 1, True
+    for s, st in zip(reversed(core), reversed(strides)):
+        if s != 1 and st != expect:
+            packed = False
+            break
+        expect *= s
+    return core, strides, packed
+
+
+@functools.lru_cache(maxsize=256)
+def _indices(base: int, core: tuple, strides: tuple) -> np.ndarray:
+    idx = np.full(core, base, dtype=np.int64)
+    for d, (s, st) in enumerate(zip(core, strides)):
+        shape = [1] * len(core)
+        shape[d] = s
+        idx = idx + (np.arange(s, dtype=np.int64) * st).reshape(shape)
+    return idx if idx.max(initial=0) >= 2**31 else idx.astype(np.int32)
+
+
+def read_view(storage, t: TensorSpec, byte_offset: int):
+    """Typed array of shape ``t.sizes`` read from ``storage`` (traceable)."""
+    k = t.itemsize
+    u = convert(storage, UNSIGNED_OF_SIZE[k])
+    base = byte_offset // k
+    core, strides, packed = _layout(t)
+    n = int(np.prod(core))
+    if packed:
+        y = lax.slice(u, (base,), (base + n,)).reshape(core)
+    else:
+        y = jnp.take(u, _indices(base, core, strides), mode="clip")
+    if core != t.sizes:
+        y = jnp.broadcast_to(y, t.sizes)
+    return lax.bitcast_convert_type(y, t.np_dtype)
+
+
+def write_view(storage, t: TensorSpec, byte_offset: int, value):
+    """``storage`` with ``value`` (already of the tensor's type and sizes) written in."""
+    k = t.itemsize
+    u = convert(storage, UNSIGNED_OF_SIZE[k])
+    bits = lax.bitcast_convert_type(value, UNSIGNED_OF_SIZE[k])
+    base = byte_offset // k
+    core, strides, packed = _layout(t)
+    if packed and core == t.sizes:
+        return lax.dynamic_update_slice(u, bits.reshape(-1), (base,))
+    if core != t.sizes:  # a broadcast output writes each element once: keep index 0
+        bits = bits[tuple(slice(0, 1) if c != s else slice(None) for c, s in zip(core, t.sizes))]
+    idx = _indices(base, core, strides)
+    return u.at[idx.reshape(-1)].set(bits.reshape(-1), mode="drop")
+
+
+def build_program(kernel_call, in_views, out_views, n_buffers):
+    """The function of one dispatch over buffer storages.
+
+    ``in_views``/``out_views``: per flattened slot, None or (buffer index, byte offset, spec).
+    ``kernel_call(inputs_list) -> outputs_list`` runs the operator on typed arrays.
+    Returns (function, written buffer indices); the function maps the storages of all
+    buffers to the new storages of the written ones.
+    """
+    written = tuple(sorted({v[0] for v in out_views if v is not None}))
+
+    def run(*storages):
+        cur = list(storages)
+        inputs = [None if v is None else read_view(cur[v[0]], v[2], v[1]) for v in in_views]
+        outputs = kernel_call(inputs)
+        for v, value in zip(out_views, outputs):
+            if v is None or value is None:
+                continue
+            j, off, t = v
+            value = jnp.broadcast_to(jnp.asarray(value).astype(t.np_dtype), t.sizes)
+            cur[j] = write_view(cur[j], t, off, value)
+        return tuple(cur[j] for j in written)
+
+    return run, written
+
+
+def jit_program(run, written):
+    return jax.jit(run, donate_argnums=written)

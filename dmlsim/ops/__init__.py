@@ -1,0 +1,1 @@
+"""Operator modules, one per operator or family table; discovered by the registry."""
