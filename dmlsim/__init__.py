@@ -33,5 +33,6 @@ from ._api.d3dx12 import *  # noqa: E402,F401,F403
 from ._api.win32 import *  # noqa: E402,F401,F403
 from ._api.dml import *  # noqa: E402,F401,F403
 from ._api.catalog import supported_operators, info  # noqa: E402,F401
+from ._pythonic.run import run, tensor_desc, operator_desc  # noqa: E402,F401
 
 __version__ = "0.1.0"

@@ -51,7 +51,9 @@ def storage_dtype(dt: int) -> np.dtype:
 
 
 def dml_type_of(array_or_dtype) -> int:
-    dt = np.dtype(getattr(array_or_dtype, "dtype", array_or_dtype))
+    x = array_or_dtype
+    dt = x.dtype if isinstance(x, (np.ndarray, np.generic)) or hasattr(x, "__array__") \
+        and not isinstance(x, type) else np.dtype(x)
     try:
         return FROM_NUMPY[dt]
     except KeyError:

@@ -84,6 +84,7 @@ def build_program(kernel_call, in_views, out_views, n_buffers):
     written = tuple(sorted({v[0] for v in out_views if v is not None}))
 
     def run(*storages):
+        reps = [s.dtype for s in storages]
         cur = list(storages)
         inputs = [None if v is None else read_view(cur[v[0]], v[2], v[1]) for v in in_views]
         outputs = kernel_call(inputs)
@@ -93,7 +94,8 @@ def build_program(kernel_call, in_views, out_views, n_buffers):
             j, off, t = v
             value = jnp.broadcast_to(jnp.asarray(value).astype(t.np_dtype), t.sizes)
             cur[j] = write_view(cur[j], t, off, value)
-        return tuple(cur[j] for j in written)
+        # Back to each buffer's own representation: same shape and type, so donation reuses it.
+        return tuple(convert(cur[j], reps[j]) for j in written)
 
     return run, written
 

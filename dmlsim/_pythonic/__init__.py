@@ -1,0 +1,1 @@
+"""Pythonic conveniences for notebooks, built only from the public faithful layer."""

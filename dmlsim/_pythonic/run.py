@@ -1,0 +1,209 @@
+"""``dmlsim.run``: one call from NumPy arrays to NumPy results, through the faithful API.
+
+It does what a DirectML program does (CreateOperator, CompileOperator, an initializer,
+a binding table, upload, RecordDispatch, ExecuteCommandLists, a fence wait, readback), so
+whatever it returns is what the full object model computes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_STATE = {}
+
+
+def tensor_desc(array_or_dtype, sizes=None, strides=None, flags=0, total_bytes=None):
+    """A DML_TENSOR_DESC for a NumPy array (or dtype + sizes); packed unless ``strides``."""
+    import dmlsim as dml
+    from .._core import dtypes
+    dt = dtypes.dml_type_of(array_or_dtype)
+    if sizes is None:
+        sizes = list(np.shape(array_or_dtype)) or [1]
+    sizes = [int(s) for s in sizes]
+    b = dml.DML_BUFFER_TENSOR_DESC(dt, flags, len(sizes), sizes,
+                                   None if strides is None else [int(s) for s in strides])
+    b.TotalTensorSizeInBytes = total_bytes if total_bytes is not None else \
+        dml.DMLCalcBufferTensorSize(dt, len(sizes), sizes, b.Strides)
+    return dml.DML_TENSOR_DESC(dml.DML_TENSOR_TYPE_BUFFER, b)
+
+
+def operator_desc(op_name: str, **fields):
+    """DML_OPERATOR_DESC for ``op_name`` ("ELEMENT_WISE_ADD" or the full C name). Tensor
+    fields may be NumPy arrays or dtypes-with-shape tuples; ScaleBias may be (scale, bias)."""
+    import dmlsim as dml
+    from .._schema.operators_generated import DESC_STRUCTS, OPERATORS
+    name = op_name if op_name.startswith("DML_OPERATOR_") else "DML_OPERATOR_" + op_name
+    schema = OPERATORS[name]
+    desc = DESC_STRUCTS[name]()
+    kinds = {f["name"]: f for f in schema["fields"]}
+    for key, value in fields.items():
+        f = kinds.get(key)
+        if f is None:
+            raise TypeError(f"{name}: no field {key!r}")
+        st = f.get("schema_type")
+        if st == "tensor_desc" and isinstance(value, np.ndarray):
+            value = tensor_desc(value)
+        elif st == "tensor_desc_array":
+            value = [tensor_desc(v) if isinstance(v, np.ndarray) else v for v in value]
+        elif st == "scale_bias" and isinstance(value, tuple):
+            value = dml.DML_SCALE_BIAS(*value)
+        elif st == "scalar_union" and isinstance(value, np.generic):
+            u = dml.DML_SCALAR_UNION()
+            u.Bytes = value.tobytes()
+            value = u
+        setattr(desc, key, value)
+    return dml.DML_OPERATOR_DESC(schema["value"], desc)
+
+
+def _device():
+    import dmlsim as dml
+    from .._core import config
+    key = config.settings.feature_level
+    st = _STATE.get(key)
+    if st is None or st["dml"].GetDeviceRemovedReason() != dml.S_OK:
+        d3d = dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0)
+        st = _STATE[key] = {
+            "d3d": d3d, "dml": dml.DMLCreateDevice(d3d, dml.DML_CREATE_DEVICE_FLAG_NONE),
+            "queue": d3d.CreateCommandQueue(dml.D3D12_COMMAND_QUEUE_DESC(
+                dml.D3D12_COMMAND_LIST_TYPE_DIRECT)),
+            "fence": d3d.CreateFence(0, 0), "value": 0}
+    return st
+
+
+def _buffer(d3d, size, heap):
+    import dmlsim as dml
+    flags = dml.D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS if heap == 1 else 0
+    state = {1: dml.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, 2: dml.D3D12_RESOURCE_STATE_GENERIC_READ,
+             3: dml.D3D12_RESOURCE_STATE_COPY_DEST}[heap]
+    return d3d.CreateCommittedResource(dml.CD3DX12_HEAP_PROPERTIES(heap), 0,
+                                       dml.CD3DX12_RESOURCE_DESC.Buffer(max(4, size), flags),
+                                       state, None)
+
+
+def _submit(st, cl, alloc):
+    import dmlsim as dml
+    cl.Close()
+    st["queue"].ExecuteCommandLists([cl])
+    st["value"] += 1
+    st["queue"].Signal(st["fence"], st["value"])
+    st["fence"].SetEventOnCompletion(st["value"], None)
+    removed = st["dml"].GetDeviceRemovedReason()
+    if removed:
+        st["dml"].CheckFeatureSupport  # noqa: B018 - keep the device for the message below
+        raise dml.HResultError(removed, st["dml"]._core.removed_message)
+
+
+def _physical_index(t):
+    """Element index in the buffer of every logical element of tensor ``t``."""
+    st = t.element_strides
+    return sum(np.indices(t.sizes)[d] * st[d] for d in range(len(t.sizes)))
+
+
+def run(op_desc, *arrays, flags=0):
+    """Execute ``op_desc`` (a DML_OPERATOR_DESC) on ``arrays`` (one per flattened input slot,
+    None for absent optional tensors) and return the outputs as NumPy arrays (a list, or
+    the single array when the operator has one output)."""
+    import dmlsim as dml
+    st = _device()
+    d3d, dev = st["d3d"], st["dml"]
+    op = dev.CreateOperator(op_desc)
+    compiled = dev.CompileOperator(op, flags)
+    spec = compiled._core.spec
+    ins, outs = spec.slots("input"), spec.slots("output")
+    if len(arrays) != len(ins):
+        raise TypeError(f"run: {spec.name} takes {len(ins)} input arrays, got {len(arrays)}")
+    init = dev.CreateOperatorInitializer([compiled])
+    props_i, props_e = init.GetBindingProperties(), compiled.GetBindingProperties()
+    count = max(props_i.RequiredDescriptorCount, props_e.RequiredDescriptorCount)
+    heap = d3d.CreateDescriptorHeap(dml.D3D12_DESCRIPTOR_HEAP_DESC(
+        dml.D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV, count,
+        dml.D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE))
+    alloc = d3d.CreateCommandAllocator(dml.D3D12_COMMAND_LIST_TYPE_DIRECT)
+    cl = d3d.CreateCommandList(0, dml.D3D12_COMMAND_LIST_TYPE_DIRECT, alloc, None)
+    cl.SetDescriptorHeaps([heap])
+    table_desc = dml.DML_BINDING_TABLE_DESC(init, heap.GetCPUDescriptorHandleForHeapStart(),
+                                            heap.GetGPUDescriptorHandleForHeapStart(), count)
+    table = dev.CreateBindingTable(table_desc)
+    recorder = dev.CreateCommandRecorder()
+
+    def upload(arr, t):
+        data = np.zeros(t.total_bytes, np.uint8)
+        phys = data[:t.total_bytes // t.itemsize * t.itemsize].view(t.np_dtype)
+        phys[_physical_index(t)] = np.broadcast_to(np.asarray(arr, dtype=t.np_dtype), t.sizes)
+        up = _buffer(d3d, t.total_bytes, 2)
+        dst = _buffer(d3d, t.total_bytes, 1)
+        up.Map(0, None)[:t.total_bytes] = data
+        cl.CopyBufferRegion(dst, 0, up, 0, t.total_bytes)
+        return dst, up
+
+    keep = []
+    persistent = None
+    if props_e.PersistentResourceSize:
+        persistent = _buffer(d3d, props_e.PersistentResourceSize, 1)
+        arr_bindings = []
+        for (_, _, t), a in zip(ins, arrays):
+            if t is not None and t.owned_by_dml:
+                buf, up = upload(a, t)
+                keep.append(up)
+                arr_bindings.append(dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes))
+            else:
+                arr_bindings.append(None)
+        cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
+        table.BindInputs([dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER_ARRAY,
+                                               dml.DML_BUFFER_ARRAY_BINDING(len(arr_bindings),
+                                                                            arr_bindings))])
+        table.BindOutputs([dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER, dml.DML_BUFFER_BINDING(
+            persistent, 0, props_e.PersistentResourceSize))])
+    recorder.RecordDispatch(cl, init, table)
+    _submit(st, cl, alloc)
+    alloc.Reset()
+    cl.Reset(alloc, None)
+    cl.SetDescriptorHeaps([heap])
+    table_desc.Dispatchable = compiled
+    table.Reset(table_desc)
+    if persistent is not None:
+        table.BindPersistentResource(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
+                                                          dml.DML_BUFFER_BINDING(
+                                                              persistent, 0,
+                                                              props_e.PersistentResourceSize)))
+    in_bindings = []
+    for (_, _, t), a in zip(ins, arrays):
+        if t is None or t.owned_by_dml or a is None:
+            in_bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_NONE, None))
+            continue
+        buf, up = upload(a, t)
+        keep.append(up)
+        in_bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
+                                                dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes)))
+    out_bufs, out_bindings = [], []
+    for _, _, t in outs:
+        if t is None:
+            out_bufs.append(None)
+            out_bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_NONE, None))
+            continue
+        buf = _buffer(d3d, t.total_bytes, 1)
+        out_bufs.append(buf)
+        out_bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
+                                                 dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes)))
+    table.BindInputs(in_bindings)
+    table.BindOutputs(out_bindings)
+    recorder.RecordDispatch(cl, compiled, table)
+    readbacks = []
+    for buf, (_, _, t) in zip(out_bufs, outs):
+        if buf is None:
+            readbacks.append(None)
+            continue
+        rb = _buffer(d3d, t.total_bytes, 3)
+        cl.CopyResource(rb, buf)
+        readbacks.append(rb)
+    _submit(st, cl, alloc)
+    results = []
+    for rb, (_, _, t) in zip(readbacks, outs):
+        if rb is None:
+            results.append(None)
+            continue
+        raw = rb.Map(0, None)
+        flat = raw.view(t.np_dtype) if raw.shape[0] % t.itemsize == 0 else \
+            raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype)
+        results.append(flat[_physical_index(t)].copy())
+        rb.Unmap(0, None)
+    return results[0] if len(results) == 1 else results
