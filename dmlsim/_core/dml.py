@@ -70,12 +70,12 @@ class DmlDevice:
     # ---- operators -----------------------------------------------------------------------
     def create_operator(self, op_desc, schemas_by_value) -> "Operator":
         self.check_alive("IDMLDevice::CreateOperator")
+        schema = schemas_by_value.get(getattr(op_desc, "Type", None))
+        if schema is not None and registry.get(schema["name"]) is None:
+            fail(E_NOTIMPL, f"{schema['name']}: not implemented in dmlsim (see `dmlsim ops` for "
+                            "the implemented operators)")
         spec = validation.operator_desc(op_desc, schemas_by_value)
-        schema = next(s for s in schemas_by_value.values() if s["name"] == spec.name)
         opdef = registry.get(spec.name)
-        if opdef is None:
-            fail(E_NOTIMPL, f"{spec.name}: not implemented in dmlsim (see `dmlsim ops` for the "
-                            "implemented operators)")
         validation.check_support(spec, schema, self.feature_level, config.settings.x64,
                                  opdef.condition and (lambda c: opdef.condition(spec, c)))
         for rule in opdef.rules:

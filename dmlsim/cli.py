@@ -1,0 +1,85 @@
+"""The ``dmlsim`` command line: ``dispatch MODEL.json``, ``ops``, ``info``, ``hello``."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def _ops(args) -> int:
+    from ._core import config, registry
+    from ._schema.operators_generated import OPERATORS
+    implemented = set(registry.names())
+    level = config._parse_level(args.feature_level) if args.feature_level else None
+    rows = []
+    for name, s in sorted(OPERATORS.items(), key=lambda kv: kv[1]["value"]):
+        if args.implemented and name not in implemented:
+            continue
+        if level is not None and s["introduced"] > level:
+            continue
+        fl = config.fl_name(s["introduced"]).replace("DML_FEATURE_LEVEL_", "")
+        rows.append({"operator": name, "value": s["value"], "introduced": fl,
+                     "implemented": name in implemented, "in_place": s["in_place"]})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        for r in rows:
+            mark = "yes" if r["implemented"] else "E_NOTIMPL"
+            print(f"{r['operator']:<58} FL {r['introduced']:<4} {mark}")
+        print(f"{sum(r['implemented'] for r in rows)} of {len(rows)} operators implemented")
+    return 0
+
+
+def _info(args) -> int:
+    from . import info
+    for k, v in info().items():
+        print(f"{k}: {v}")
+    return 0
+
+
+def _dispatch(args) -> int:
+    from ._pythonic.dxdispatch import load, run_model
+    run_model(load(args.model))
+    return 0
+
+
+def _hello(args) -> int:
+    import runpy
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "examples" / "hello_directml.py"
+    if path.exists():
+        runpy.run_path(str(path), run_name="__main__")
+        return 0
+    print("dmlsim hello: examples/hello_directml.py is not installed with this package",
+          file=sys.stderr)
+    return 1
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="dmlsim", description="DirectML without Windows")
+    sub = p.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("dispatch", help="run a DxDispatch JSON model")
+    d.add_argument("model")
+    d.set_defaults(fn=_dispatch)
+    o = sub.add_parser("ops", help="list DML_OPERATOR_TYPEs with feature level and support")
+    o.add_argument("--implemented", action="store_true", help="only operators dmlsim implements")
+    o.add_argument("--feature-level", help="only operators available at this level, e.g. 5_1")
+    o.add_argument("--json", action="store_true")
+    o.set_defaults(fn=_ops)
+    i = sub.add_parser("info", help="describe the emulated device")
+    i.set_defaults(fn=_info)
+    h = sub.add_parser("hello", help="run the HelloDirectML port")
+    h.set_defaults(fn=_hello)
+    args = p.parse_args(argv)
+    try:
+        return args.fn(args)
+    except Exception as e:  # a clear one-line error for the command line
+        from ._core.hresult import HResultError
+        if isinstance(e, HResultError):
+            print(f"dmlsim {args.command}: {e}", file=sys.stderr)
+            return 1
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())
