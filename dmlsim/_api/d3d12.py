@@ -401,7 +401,7 @@ class ID3D12CommandQueue(ID3D12Pageable):
                 problem = f"command list {i} is still open; Close it before executing it"
             elif core.error is not None:
                 problem = f"command list {i} failed to close: {core.error}"
-            elif core.type != self._core.type and not (self._core.type == 0 and core.type in (0,)):
+            elif core.type != self._core.type:
                 problem = f"command list {i} has type {core.type} but the queue has type " \
                           f"{self._core.type}"
             if problem:

@@ -106,7 +106,6 @@ class DeviceMemory:
     def write_host_bytes(self, offset: int, host_u8: np.ndarray) -> None:
         """Copy host bytes in; the bytes are snapshotted now (the caller may reuse them)."""
         k = _unit(offset, host_u8.shape[0])
-        k = min(k, self.array.dtype.itemsize) if self.array.dtype.itemsize >= k else k
         payload = np.array(host_u8, copy=True).view(UNSIGNED_OF_SIZE[k])
         self.write(offset, payload)
 
