@@ -32,6 +32,7 @@ from ._api.d3d12 import *  # noqa: E402,F401,F403
 from ._api.d3dx12 import *  # noqa: E402,F401,F403
 from ._api.win32 import *  # noqa: E402,F401,F403
 from ._api.dml import *  # noqa: E402,F401,F403
+from ._api.info_queue import *  # noqa: E402,F401,F403
 from ._api.catalog import supported_operators, info  # noqa: E402,F401
 from ._pythonic.run import run, tensor_desc, operator_desc  # noqa: E402,F401
 

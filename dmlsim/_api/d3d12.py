@@ -91,10 +91,24 @@ class ID3D12Device(ID3D12Object):
         self._core = core
         core.debug = debug
         core.api = self
+        if debug:
+            from .._debug import install
+            install(core)
 
     def _extra_interfaces(self):
-        from .info_queue import ID3D12InfoQueue
-        return ((ID3D12InfoQueue, lambda: ID3D12InfoQueue.of(self)),)
+        from .info_queue import ID3D12DebugDevice, ID3D12InfoQueue, ID3D12InfoQueue1
+        return ((ID3D12InfoQueue, lambda: ID3D12InfoQueue.of(self)),
+                (ID3D12InfoQueue1, lambda: ID3D12InfoQueue.of(self)),
+                (ID3D12DebugDevice, lambda: ID3D12DebugDevice.of(self)))
+
+    def Release(self):
+        """With the debug layer, the release that brings the count to 0 reports the device's
+        live objects (leaks), as ReportLiveDeviceObjects does."""
+        refs = super().Release()
+        if refs == 0 and self._core.debug:
+            from .info_queue import report_live_objects
+            report_live_objects(self, "ID3D12Device::Release", 3, include_device=False)
+        return refs
 
     def _alive(self, method):
         self._core.check_alive(f"ID3D12Device::{method}")
@@ -137,6 +151,8 @@ class ID3D12Device(ID3D12Object):
             fail(E_INVALIDARG, f"{m}: D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS is not allowed on "
                                "UPLOAD or READBACK heaps")
         buf = rt.Buffer(self._core, int(d.Width), heap, flags, state)
+        if self._core.observers:
+            self._core.notify("resource_created", buffer=buf)
         return ID3D12Resource(self, buf, d)
 
     def CreateDescriptorHeap(self, pDescriptorHeapDesc):
@@ -208,12 +224,15 @@ class ID3D12Resource(ID3D12Pageable):
                                "the CPU cannot map; copy it to a READBACK buffer")
         if Subresource != 0:
             fail(E_INVALIDARG, f"ID3D12Resource::Map: a buffer has only subresource 0")
-        b.device.notify("map", buffer=b, read_range=pReadRange)
+        if b.device.observers:
+            b.device.notify("map", buffer=b, read_range=pReadRange)
         b.mapped += 1
         return b.memory.flush()
 
     def Unmap(self, Subresource=0, pWrittenRange=None):
         b = self._core
+        if b.device.observers:
+            b.device.notify("unmap", buffer=b, written_range=pWrittenRange)
         if b.mapped > 0:
             b.mapped -= 1
 
@@ -415,12 +434,12 @@ class ID3D12CommandQueue(ID3D12Pageable):
         self._core.submit(("execute", tuple(cl._core for cl in lists)))
 
     def Signal(self, pFence, Value):
-        self._device._alive("ID3D12CommandQueue::Signal")
+        self._core.device.check_alive("ID3D12CommandQueue::Signal")
         self._core.submit(("signal", pFence._core, int(Value)))
         return S_OK
 
     def Wait(self, pFence, Value):
-        self._device._alive("ID3D12CommandQueue::Wait")
+        self._core.device.check_alive("ID3D12CommandQueue::Wait")
         self._core.submit(("wait", pFence._core, int(Value)))
         return S_OK
 
@@ -432,7 +451,10 @@ class ID3D12Fence(ID3D12Pageable):
     def GetCompletedValue(self):
         if self._core.device.removed:
             return 0xFFFFFFFFFFFFFFFF  # as D3D12 reports for a removed device
-        return self._core.completed_value()
+        value = self._core.completed_value()
+        if self._core.device.observers:  # the CPU now knows this much work is done
+            self._core.device.notify("fence_wait", fence=self._core, value=value)
+        return value
 
     def Signal(self, Value):
         """Set the fence from the CPU."""
@@ -444,12 +466,14 @@ class ID3D12Fence(ID3D12Pageable):
         f = self._core
         if hEvent is None:
             f.wait(int(Value), rt.INFINITE)
+            if f.device.observers:
+                f.device.notify("fence_wait", fence=f, value=int(Value))
             return S_OK
         if f.completed_value() >= Value:
             hEvent._core.set()
         else:
             f.events.append((int(Value), hEvent._core))
-            hEvent._core.waits.append((f, int(Value)))
+        hEvent._core.waits.append((f, int(Value)))  # WaitForSingleObject filters these
         return S_OK
 
 

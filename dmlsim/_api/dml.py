@@ -12,6 +12,10 @@ from .com import NamedObject, seq_arg
 _BY_VALUE = {s["value"]: s for s in OPERATORS.values()}
 
 
+_EMPTY_TABLE = ("the binding table is empty (created or Reset with a null DML_BINDING_TABLE_DESC); "
+                "Reset it with a DML_BINDING_TABLE_DESC first")
+
+
 class IDMLObject(NamedObject):
     pass
 
@@ -96,12 +100,15 @@ class IDMLBindingTable(IDMLDeviceChild):
 
     def _void(self, method, fn):
         t = self._core
-        if t.device.removed_reason:
+        if self._device._core.removed_reason:
+            return
+        if t is None:  # created or Reset with a null desc
+            self._device._core.misuse(f"IDMLBindingTable::{method}", _EMPTY_TABLE)
             return
         try:
             fn()
         except B.Misuse as m:
-            t.device.misuse(f"IDMLBindingTable::{method}", str(m))
+            t.device.misuse(f"IDMLBindingTable::{method}", str(m), table=t)
 
     def BindInputs(self, *args):
         def go():
@@ -133,8 +140,14 @@ class IDMLBindingTable(IDMLDeviceChild):
 
     def Reset(self, desc=None):
         self._device._alive("IDMLBindingTable::Reset")
+        if desc is None:  # "This may be nullptr, indicating an empty binding table."
+            self._core = None
+            return S_OK
         args = self._device._table_args(desc, "IDMLBindingTable::Reset")
-        self._core.reset(*args)
+        if self._core is None:
+            self._core = core.BindingTable(self._device._core, *args)
+        else:
+            self._core.reset(*args)
         return S_OK
 
 
@@ -152,11 +165,14 @@ class IDMLCommandRecorder(IDMLDeviceChild):
         try:
             record = _dispatch_record(self._device, commandList, dispatchable, bindings)
         except B.Misuse as err:
-            dev.misuse(m, str(err))
+            dev.misuse(m, str(err), cmd_list=getattr(commandList, "_core", None),
+                       dispatchable=getattr(dispatchable, "_core", None),
+                       table=getattr(bindings, "_core", None))
             return
         commandList._core.append(record)
-        dev.d3d.notify("record_dispatch", cmd_list=commandList._core, record=record,
-                       table=bindings._core)
+        if dev.d3d.observers:
+            dev.d3d.notify("record_dispatch", cmd_list=commandList._core, record=record,
+                           table=bindings._core)
 
 
 def _dispatch_record(device, cl_api, d_api, t_api):
@@ -168,6 +184,8 @@ def _dispatch_record(device, cl_api, d_api, t_api):
     if cl.type not in (0, 2):
         raise B.Misuse(f"the command list has type {cl.type}; it must be "
                        "D3D12_COMMAND_LIST_TYPE_DIRECT or D3D12_COMMAND_LIST_TYPE_COMPUTE")
+    if t_api._core is None:
+        raise B.Misuse(_EMPTY_TABLE)
     d, table = d_api._core, t_api._core
     if d_api._device is not device or t_api._device is not device:
         raise B.Misuse("the dispatchable and binding table must come from this DirectML device")
@@ -229,7 +247,8 @@ class IDMLDevice(IDMLObject):
         if feature == 0:  # DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT
             return S.DML_FEATURE_DATA_TENSOR_DATA_TYPE_SUPPORT(
                 data_type_supported(int(query.DataType), level))
-        fail(E_INVALIDARG, f"IDMLDevice::CheckFeatureSupport: feature {feature} is not a DML_FEATURE")
+        fail(DXGI_ERROR_UNSUPPORTED, f"IDMLDevice::CheckFeatureSupport: feature {feature} is not "
+                                     "a DML_FEATURE this device recognizes")
 
     def CreateOperator(self, desc):
         return IDMLOperator(self, self._core.create_operator(desc, _BY_VALUE))
@@ -265,6 +284,9 @@ class IDMLDevice(IDMLObject):
         need = d._core.descriptor_count
         if heap is None:
             fail(E_INVALIDARG, f"{method}: CPUDescriptorHandle 0x{cpu:X} is not in a descriptor heap")
+        if heap.type != 0:  # the page: "must have type D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV"
+            fail(E_INVALIDARG, f"{method}: the descriptor heap has type {heap.type}; binding "
+                               "tables need a D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV heap")
         if heap_of(gpu, gpu=True) is not heap or heap.index_of(cpu) != heap.index_of(gpu, True):
             fail(E_INVALIDARG, f"{method}: GPUDescriptorHandle does not name the same descriptor "
                                "as CPUDescriptorHandle")
@@ -278,6 +300,8 @@ class IDMLDevice(IDMLObject):
 
     def CreateBindingTable(self, desc=None):
         self._alive("IDMLDevice::CreateBindingTable")
+        if desc is None:  # "This may be nullptr, indicating an empty binding table."
+            return IDMLBindingTable(self, None)
         args = self._table_args(desc, "IDMLDevice::CreateBindingTable")
         return IDMLBindingTable(self, core.BindingTable(self._core, *args))
 
@@ -349,6 +373,8 @@ def DMLCreateDevice1(d3d12Device, flags=0, minimumFeatureLevel=0x1000, *_):
                                      f"emulated {config.fl_name(level)}")
     dev = IDMLDevice1(d3d12Device, flags, level)
     if int(flags) & 1:
+        from .._debug import install
+        install(d3d12Device._core)  # the debug layer observes the D3D12 device's work
         d3d12Device._core.notify("dml_debug_device", device=dev._core)
     return dev
 

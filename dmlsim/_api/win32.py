@@ -50,6 +50,9 @@ def WaitForSingleObject(hHandle, dwMilliseconds=INFINITE):
                 break
     if not ev.flag:
         return WAIT_TIMEOUT
+    for f, v in ev.waits:  # debug layer: the CPU has now waited for this fence value
+        if f.device.observers and f.completed >= v:
+            f.device.notify("fence_wait", fence=f, value=v)
     ev.waits = [(f, v) for f, v in ev.waits if f.completed < v]
     if not ev.manual_reset:
         ev.flag = False

@@ -85,6 +85,9 @@ def inputs(table, bindings):
         if btype != BUFFER_ARRAY:
             raise Misuse(f"input {k}: an operator initializer takes one "
                          "DML_BINDING_TYPE_BUFFER_ARRAY per operator")
+        if not payload and not op.persistent_offsets:  # "an empty DML_BUFFER_ARRAY_BINDING"
+            out.append(None)
+            continue
         if len(payload) != len(op.in_slots):
             raise Misuse(f"input {k}: the value of BindingCount is wrong. {len(payload)} was "
                          f"provided, but {len(op.in_slots)} was expected ({op.spec.name}'s inputs)")
@@ -180,36 +183,43 @@ def _optional_output(d, field):
 
 
 def hazards(table):
-    """The binding hazard rules of IDMLBindingTable::BindInputs (DirectML 1.7.0)."""
+    """The binding hazard rules of IDMLBindingTable::BindInputs (DirectML 1.7.0); the text
+    names each binding by slot (``input 1 (BTensor) 'buf' bytes [0, 64)``)."""
     d = table.dispatchable
     compiled = isinstance(d, CompiledOperator)
-    ins = [b for b in (table.inputs if compiled else
-                       [x for arr in table.inputs if arr for x in arr]) if b is not None]
-    outs = [(i, b) for i, b in enumerate(table.outputs) if b is not None]
-    for j, a in enumerate(ins):
-        for i, o in outs:
+
+    def slot(kind, i, slots):
+        return f"{kind} {i}" + (f" ({slots[i][0]})" if compiled and i < len(slots) else "")
+    ins = [(slot("input", j, getattr(d, "in_slots", ())), b) for j, b in enumerate(
+        table.inputs if compiled else [x for arr in table.inputs if arr for x in arr])
+        if b is not None]
+    outs = [(i, slot("output", i, getattr(d, "out_slots", ())), b)
+            for i, b in enumerate(table.outputs) if b is not None]
+    for la, a in ins:
+        for i, lo, o in outs:
             if not compiled and a.buffer is o.buffer:
                 return (f"initializer input {a.describe()} and output {o.describe()} reference the "
                         "same resource; initializer inputs are copied into the output")
             if compiled and a.overlaps(o):
                 identical = (a.offset, a.size) == (o.offset, o.size)
                 if not identical:
-                    return (f"input {a.describe()} and output {i} {o.describe()} overlap but are not "
+                    return (f"{la} {a.describe()} and {lo} {o.describe()} overlap but are not "
                             "identical; such bindings are never valid")
                 if not d.op.schema.get("in_place"):
-                    return (f"input {a.describe()} and output {i} {o.describe()} alias, but "
+                    return (f"{la} {a.describe()} and {lo} {o.describe()} alias, but "
                             f"{d.spec.name} does not support in-place execution")
-    for n, (i, o) in enumerate(outs):
-        for i2, o2 in outs[:n]:
+    for n, (i, lo, o) in enumerate(outs):
+        for i2, lo2, o2 in outs[:n]:
             if o.overlaps(o2):
-                return f"outputs {i2} and {i} overlap ({o2.describe()}, {o.describe()})"
+                return f"outputs {i2} and {i} overlap ({lo2} {o2.describe()}, {lo} {o.describe()})"
     p, t = table.persistent, table.temporary
     if p is not None:
-        for i, o in outs:
+        for i, lo, o in outs:
             if p.overlaps(o):
-                return f"the persistent resource {p.describe()} overlaps output {i}"
+                return f"the persistent resource {p.describe()} overlaps {lo} {o.describe()}"
     if t is not None:
-        for b in ins + [o for _, o in outs] + ([p] if p is not None else []):
+        for lb, b in ins + [(lo, o) for _, lo, o in outs] + \
+                ([("the persistent resource", p)] if p is not None else []):
             if t.overlaps(b):
-                return f"the temporary resource {t.describe()} overlaps {b.describe()}"
+                return f"the temporary resource {t.describe()} overlaps {lb} {b.describe()}"
     return None

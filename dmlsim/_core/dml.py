@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import config, registry, validation
-from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_INVALIDARG, E_NOTIMPL, fail, hresult_name
+from .hresult import (DXGI_ERROR_DEVICE_REMOVED, E_INVALIDARG, E_NOTIMPL, HResultError, fail,
+                      hresult_name)
 from .runtime import Buffer, Device, ExecutionFault, handler
 from .tensor import OpSpec
 
@@ -56,16 +57,18 @@ class DmlDevice:
                  f"{method}: the DirectML device was removed "
                  f"({hresult_name(self.removed_reason)}): {self.removed_message}")
 
-    def misuse(self, method: str, message: str, hr: int = E_INVALIDARG) -> None:
-        """Misuse in a void method: raise in strict mode, otherwise remove the device."""
+    def misuse(self, method: str, message: str, hr: int = E_INVALIDARG, **objects) -> None:
+        """Misuse in a void method: raise in strict mode, otherwise remove the device.
+        ``objects`` (table=, cmd_list=, dispatchable=) name the objects for the debug layer."""
         text = f"{method}: {message}"
-        self.d3d.notify("dml_misuse", method=method, message=text, hresult=hr)
+        self.d3d.notify("dml_misuse", method=method, message=text, hresult=hr, device=self,
+                        **objects)
         if config.settings.strict:
             fail(hr, text)
         if not self.own_removed_reason:
             self.own_removed_reason = hr
             self.own_removed_message = text
-            self.d3d.notify("device_removed", reason=hr, message=text)
+            self.d3d.notify("device_removed", reason=hr, message=text, device=self)
 
     # ---- operators -----------------------------------------------------------------------
     def create_operator(self, op_desc, schemas_by_value) -> "Operator":
@@ -79,8 +82,30 @@ class DmlDevice:
         validation.check_support(spec, schema, self.feature_level, config.settings.x64,
                                  opdef.condition and (lambda c: opdef.condition(spec, c)))
         for rule in opdef.rules:
-            rule(spec)
+            if getattr(rule, "needs_feature_level", False):  # POW: "until 3_0, ..."
+                rule(spec, self.feature_level)
+            else:
+                rule(spec)
+        for fused in validation.fused_activations(spec, schemas_by_value, self.feature_level):
+            self._check_fused(spec, fused, self.feature_level)
         return Operator(self, spec, opdef, schema)
+
+    @staticmethod
+    def _check_fused(spec, fused, level) -> None:
+        """A fused activation's own rules (SOFTPLUS's Steepness >= 1, ...), reported under
+        the operator that fuses it."""
+        fdef = registry.get(fused.name)
+        if fdef is None:
+            fail(E_NOTIMPL, f"{spec.name}: FusedActivation {fused.name} is not implemented "
+                            "in dmlsim")
+        for rule in fdef.rules:
+            try:
+                if getattr(rule, "needs_feature_level", False):
+                    rule(fused, level)
+                else:
+                    rule(fused)
+            except HResultError as e:
+                fail(e.hresult, f"{spec.name}: FusedActivation: {e.message}")
 
 
 class Operator:
@@ -133,6 +158,7 @@ class CompiledOperator(Dispatchable):
         self.descriptor_count = len(self.in_slots) + len(self.out_slots) + 2
         self.initialized = False
         self.programs: dict = {}
+        self.last_binding = None  # (descriptors, memories, program, written) of the last run
         self.ctx = registry.KernelContext(flags)
 
     @property
@@ -247,23 +273,14 @@ def _check_descriptor(d, label, desc, spec, where):
                              f"{desc.size} bytes but the tensor needs {spec.total_bytes}")
 
 
-def _execute_operator(d: CompiledOperator, descs, ctx) -> None:
+def operator_views(d: CompiledOperator, descs, slot):
+    """(input views, output views) of one execution of ``d`` with the descriptors ``descs``
+    read from the heap; ``slot(descriptor, extra byte offset, spec)`` makes a view. Raises
+    ExecutionFault for what DirectML finds wrong when the work executes."""
     name = d.spec.name
-    if not d.initialized:
-        raise ExecutionFault(f"{name}: the compiled operator was executed before an operator "
-                             "initializer initialized it")
     n_in, n_out = len(d.in_slots), len(d.out_slots)
     persistent = descs[n_in + n_out + 1] if len(descs) > n_in + n_out + 1 else None
-    memories, index, views_in, views_out = [], {}, [], []
-
-    def slot(desc, offset_extra, spec):
-        mem = desc.buffer.memory
-        j = index.get(id(mem))
-        if j is None:
-            j = index[id(mem)] = len(memories)
-            memories.append(mem)
-        return (j, desc.offset + offset_extra, spec)
-
+    views_in, views_out = [], []
     for i, (field, idx, t) in enumerate(d.in_slots):
         label = field if idx is None else f"{field}[{idx}]"
         if t is None:
@@ -290,6 +307,12 @@ def _execute_operator(d: CompiledOperator, descs, ctx) -> None:
             continue
         _check_descriptor(d, label, desc, t, name)
         views_out.append(slot(desc, 0, t))
+    return views_in, views_out
+
+
+def operator_program(d: CompiledOperator, memories, views_in, views_out):
+    """(jitted program, written memory indices) of ``d`` for one binding layout: one program
+    per layout, shared by every compilation of the same desc and flags."""
     key = (tuple((m.array.dtype, m.array.shape[0]) for m in memories),
            tuple(None if v is None else v[:2] for v in views_in),
            tuple(None if v is None else v[:2] for v in views_out))
@@ -298,11 +321,35 @@ def _execute_operator(d: CompiledOperator, descs, ctx) -> None:
         from .views import build_program, jit_program
         run, written = build_program(d.kernel_call, views_in, views_out, len(memories))
         prog = d.programs[key] = (jit_program(run, written), written)
-    fn, written = prog
-    results = fn(*(m.array for m in memories))
+    return prog
+
+
+def _execute_operator(d: CompiledOperator, descs, ctx) -> None:
+    if not d.initialized:
+        raise ExecutionFault(f"{d.spec.name}: the compiled operator was executed before an "
+                             "operator initializer initialized it")
+    last = d.last_binding  # descriptors usually repeat: skip re-deriving the layout
+    if last is not None and last[0] == descs:
+        _, memories, fn, written = last
+    else:
+        memories, index = [], {}
+
+        def slot(desc, offset_extra, spec):
+            mem = desc.buffer.memory
+            j = index.get(id(mem))
+            if j is None:
+                j = index[id(mem)] = len(memories)
+                memories.append(mem)
+            return (j, desc.offset + offset_extra, spec)
+
+        views_in, views_out = operator_views(d, descs, slot)
+        fn, written = operator_program(d, memories, views_in, views_out)
+        d.last_binding = (list(descs), memories, fn, written)
+    results = fn(*[m.array for m in memories])
+    touched = ctx.touched
     for j, arr in zip(written, results):
         memories[j].array = arr
-        ctx.touched.add(memories[j])
+        touched.add(memories[j])
 
 
 def _optional(d, field) -> bool:

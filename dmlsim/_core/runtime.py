@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .hresult import (DXGI_ERROR_DEVICE_REMOVED, E_FAIL, E_INVALIDARG, HResultError, fail,
                       hresult_name)
+from . import config, listcompile
 from .memory import DeviceMemory, HostMemory
 
 # D3D12 enum values used by the core.
@@ -227,12 +228,15 @@ class CommandList:
         self.error = None
         self.heaps: tuple = ()
         self.version = 0  # bumps on every Reset: whole-list programs key on it
+        self.compiled = None  # listcompile.ListState of this version
         allocator.recording = self
 
     def record_error(self, message: str) -> None:
+        self.device.notify("list_error", cmd_list=self, message=message)
+        if config.settings.strict:  # DMLSIM_STRICT: raise at the call site, record nothing
+            fail(E_INVALIDARG, message)
         if self.error is None:
             self.error = message
-        self.device.notify("list_error", cmd_list=self, message=message)
 
     def append(self, record) -> None:
         self.records.append(record)
@@ -271,36 +275,52 @@ class ExecContext:
 
 
 class Marker:
-    """Completion of work submitted before a point: the arrays that work produced."""
+    """Completion of work submitted before a point: the arrays that work produced.
 
-    def __init__(self, memories, previous=None):
-        self.items = []
+    Markers chain (``previous``) so that they complete in submission order; the chain is
+    walked iteratively, since thousands of executions may be queued before a wait."""
+
+    def __init__(self, memories, previous=None, queue=None):
+        self.items = items = []
         for mem in memories:
-            arrays = mem.pending_arrays() if mem.host else [mem.array]
-            self.items.extend((mem, a) for a in arrays)
+            if mem.host:
+                items.extend((mem, a) for a in mem.pending_arrays())
+            else:
+                items.append((mem, mem.array))
         self.previous = previous
+        self.queue = queue
         self.done = False
+
+    def _chain(self):
+        """The markers not yet known complete, oldest first."""
+        chain, m = [], self
+        while m is not None and not m.done:
+            chain.append(m)
+            m = m.previous
+        chain.reverse()
+        return chain
+
+    def _finish(self):
+        self.done, self.items, self.previous = True, [], None
 
     def complete(self) -> bool:
         if self.done:
             return True
-        if self.previous is not None and not self.previous.complete():
-            return False
-        for mem, a in self.items:
-            if a.is_deleted():  # donated to later work: that work's result is the witness
-                if not mem.host and not mem.array.is_ready():
+        for m in self._chain():
+            for mem, a in m.items:
+                if a.is_deleted():  # donated to later work: that work's result is the witness
+                    if not mem.host and not mem.array.is_ready():
+                        return False
+                elif not a.is_ready():
                     return False
-            elif not a.is_ready():
-                return False
-        self.done, self.items, self.previous = True, [], None
+            m._finish()
         return True
 
     def block(self) -> None:
-        if self.previous is not None:
-            self.previous.block()
-        for mem, a in self.items:
-            (mem.array if a.is_deleted() and not mem.host else a).block_until_ready()
-        self.done, self.items, self.previous = True, [], None
+        for m in self._chain():
+            for mem, a in m.items:
+                (mem.array if a.is_deleted() and not mem.host else a).block_until_ready()
+            m._finish()
 
 
 class Fence:
@@ -320,7 +340,10 @@ class Fence:
 
     def signal_from_gpu(self, value: int, marker: Marker) -> None:
         self.pending.append((int(value), marker))
-        self.completed_value()
+        # Completion is looked at where it is observed (GetCompletedValue, waits); here only
+        # for waiting events or a long backlog, so that a Signal costs no device queries.
+        if self.events or len(self.pending) > 32:
+            self.completed_value()
 
     def signal_from_cpu(self, value: int) -> None:
         # Outstanding GPU signals are overtaken: D3D12 fences take the last value written.
@@ -377,6 +400,16 @@ class Event:
         self.flag = False
 
 
+class _Queued:
+    """An allocator's in-flight entry for lists submitted but still held behind a Wait."""
+
+    def __init__(self, queue, item):
+        self.queue, self.item = queue, item
+
+    def complete(self) -> bool:
+        return not any(i is self.item for i in self.queue.items)
+
+
 class Queue:
     """A command queue: Execute/Signal/Wait items replayed in order; a Wait on a fence value
     not yet reached holds the queue (later items stay queued) until the fence gets there."""
@@ -392,9 +425,16 @@ class Queue:
         self.items: list = []
         self.touched: set = set()
         self.last_marker = None
+        self.open_marker = None  # marker of all work so far, if nothing was submitted since
 
     def submit(self, item) -> None:
+        if not self.items and item[0] != "wait":  # nothing queued ahead: run it now
+            self._run(item)
+            return
         self.items.append(item)
+        if item[0] == "execute":  # queued behind a Wait: the allocators are in use already
+            for cl in item[1]:
+                cl.allocator.in_flight.append(_Queued(self, item))
         self.pump()
 
     def signals_pending(self, fence, value) -> bool:
@@ -402,39 +442,63 @@ class Queue:
 
     def pump(self) -> None:
         while self.items:
-            kind, *args = self.items[0]
-            if kind == "wait":
-                fence, value = args
+            item = self.items[0]
+            if item[0] == "wait":
+                fence, value = item[1], item[2]
                 if fence.completed_value() < value and not any(
                         v >= value for v, _ in fence.pending):
                     Queue.blocked.add(self)
                     return
             self.items.pop(0)
             Queue.blocked.discard(self)
-            if kind == "execute":
-                self._execute(args[0])
-            elif kind == "signal":
-                fence, value = args
-                marker = Marker(self.touched, self.last_marker)
-                self.touched, self.last_marker = set(), marker
-                fence.signal_from_gpu(value, marker)
+            self._run(item)
+
+    def _run(self, item) -> None:
+        kind = item[0]
+        if kind != "execute" and self.device.observers:  # debug layer: queue_signal/queue_wait
+            self.device.notify("queue_" + kind, queue=self, fence=item[1], value=item[2])
+        if kind == "execute":
+            self._execute(item[1])
+        elif kind == "signal":
+            fence, value = item[1], item[2]
+            marker = self.open_marker or Marker(self.touched, self.last_marker, self)
+            self.touched, self.last_marker, self.open_marker = set(), marker, None
+            fence.signal_from_gpu(value, marker)
+            if Queue.blocked:
                 for q in list(Queue.blocked):
                     if q is not self:
                         q.pump()
 
     def _execute(self, lists) -> None:
         dev = self.device
+        self.open_marker = None
+        executed = []
         for cl in lists:
             if dev.removed:
-                return
+                break
             ctx = ExecContext(self)
+            if dev.observers:  # the debug layer walks the list before it runs
+                dev.notify("execute_list", queue=self, cmd_list=cl, first=not executed)
             try:
-                for record in cl.records:
-                    HANDLERS[type(record)](record, ctx)
+                # A closed list runs as one compiled program when it can; the debug layer
+                # (observers) and anything the compiler declines take the per-record path.
+                if dev.observers or not listcompile.execute(cl, ctx):
+                    for record in cl.records:
+                        HANDLERS[type(record)](record, ctx)
             except ExecutionFault as fault:
                 dev.remove(fault.reason, f"ID3D12CommandQueue::ExecuteCommandLists: {fault}")
             except HResultError as err:
                 dev.remove(DXGI_ERROR_DEVICE_REMOVED,
                            f"ID3D12CommandQueue::ExecuteCommandLists: {err}")
             self.touched |= ctx.touched
-            cl.allocator.in_flight.append(Marker(ctx.touched, self.last_marker))
+            executed.append(cl)
+        if executed:
+            # One marker covers all work of this queue so far (queues complete in order), so
+            # it replaces this queue's older marker in an allocator and serves the next Signal.
+            marker = self.open_marker = Marker(self.touched, self.last_marker, self)
+            for cl in executed:
+                fl = cl.allocator.in_flight
+                if fl and fl[-1].queue is self:
+                    fl[-1] = marker
+                else:
+                    fl.append(marker)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from . import dtypes
 from .config import fl_name
 from .hresult import E_INVALIDARG, fail
@@ -98,20 +100,20 @@ def _attribute(f, value, what, normalize_op):
     if st == "bool":
         return bool(value)
     if st == "float":
-        try:
-            return float(value)
+        try:  # the C field is a FLOAT: keep exactly the float32 the struct would hold
+            return float(np.float32(value))
         except (TypeError, ValueError):
             fail(E_INVALIDARG, f"{what} must be a number, got {value!r}")
     if st in ("uint_array", "int_array", "float_array"):
         seq = _seq(value, what)
         if seq is None:
             return None
-        conv = float if st == "float_array" else int
+        conv = (lambda v: float(np.float32(v))) if st == "float_array" else int
         return tuple(conv(v) for v in seq)
     if st == "scale_bias":
         if value is None:
             return None
-        return (float(value.Scale), float(value.Bias))
+        return (float(np.float32(value.Scale)), float(np.float32(value.Bias)))
     if st == "scalar_union":
         return bytes(value.Bytes) if value is not None else bytes(8)
     if st == "size_2d":
@@ -210,7 +212,10 @@ def check_support(spec: OpSpec, schema: dict, level: int, x64: bool, condition_o
         if row["name"] not in tensors:
             continue
         items = value if isinstance(value, tuple) else (value,)
-        optional = row.get("optional") or fields.get(row["name"], {}).get("optional")
+        # The feature level's table decides ("Optional input" vs "Input"): QUANTIZE_LINEAR's
+        # ZeroPointTensor is _Maybenull_ in the struct but required before FL 6_2.
+        optional = row["optional"] if "optional" in row else \
+            fields.get(row["name"], {}).get("optional")
         for i, t in enumerate(items):
             label = f"{row['name']}[{i}]" if isinstance(value, tuple) else row["name"]
             if t is None:
@@ -231,3 +236,40 @@ def check_support(spec: OpSpec, schema: dict, level: int, x64: bool, condition_o
                 fail(E_INVALIDARG, f"{name}: {label}.DataType is {dtypes.name(t.data_type)} but "
                                    "dmlsim was imported with DMLSIM_X64=0, so JAX cannot hold "
                                    "64-bit values exactly")
+
+
+# Fusable activations (docs/guide/dml-fused-activations.md): the generated schema marks them
+# usable_as_fused_activation; ELEMENT_WISE_CLIP only "For Convolution and GEMM only".
+_CLIP_PARENTS = ("DML_OPERATOR_CONVOLUTION", "DML_OPERATOR_GEMM")
+
+
+def fused_activations(spec: OpSpec, schemas_by_value: dict, level: int) -> list:
+    """Check every FusedActivation of ``spec``; returns the nested OpSpecs that are set.
+
+    The activation must be one the fused-activations guide lists (ELEMENT_WISE_CLIP only for
+    CONVOLUTION and GEMM), introduced at the device's feature level, with InputTensor and
+    OutputTensor NULL ("you must set [them] to NULL"). E_INVALIDARG otherwise."""
+    found = []
+    for field, sub in spec.attrs:
+        if field != "FusedActivation" or sub is None:
+            continue
+        by_name = {s["name"]: s for s in schemas_by_value.values()}
+        what = f"{spec.name}: FusedActivation"
+        schema = by_name[sub.name]
+        if not schema.get("usable_as_fused_activation") or (
+                sub.name == "DML_OPERATOR_ELEMENT_WISE_CLIP" and spec.name not in _CLIP_PARENTS):
+            usable = sorted(n.replace("DML_OPERATOR_", "") for n, s in by_name.items()
+                            if s.get("usable_as_fused_activation"))
+            fail(E_INVALIDARG, f"{what} is {sub.name}, which cannot be fused into "
+                               f"{spec.short_name}; fusable: {', '.join(usable)} (CLIP only "
+                               "into CONVOLUTION and GEMM)")
+        for tname, t in sub.tensors:
+            if t is not None:
+                fail(E_INVALIDARG, f"{what} ({sub.name}): {tname} must be NULL in a fused "
+                                   "activation desc; the fused operator supplies the tensors")
+        if schema["introduced"] > level:
+            fail(E_INVALIDARG, f"{what} is {sub.name}, introduced in "
+                               f"{fl_name(schema['introduced'])}; the device's feature level is "
+                               f"{fl_name(level)}")
+        found.append(sub)
+    return found

@@ -73,6 +73,41 @@ def write_view(storage, t: TensorSpec, byte_offset: int, value):
     return u.at[idx.reshape(-1)].set(bits.reshape(-1), mode="drop")
 
 
+def apply_dispatch(cur, kernel_call, in_views, out_views, seal=None) -> None:
+    """One dispatch inside a traced program: read ``in_views`` from the storages ``cur`` (a
+    list, updated in place), run the kernel, write ``out_views``. Views are None or
+    (storage index, byte offset, spec). ``seal`` (a traced zero) is XORed into the stored
+    bits; see :func:`sealed`."""
+    inputs = [None if v is None else read_view(cur[v[0]], v[2], v[1]) for v in in_views]
+    outputs = kernel_call(inputs)
+    for v, value in zip(out_views, outputs):
+        if v is None or value is None:
+            continue
+        j, off, t = v
+        value = jnp.asarray(value)
+        if value.dtype != t.np_dtype:
+            value = value.astype(t.np_dtype)
+        if value.shape != t.sizes:
+            value = jnp.broadcast_to(value, t.sizes)
+        if seal is not None:
+            value = sealed(value, seal)
+        cur[j] = write_view(cur[j], t, off, value)
+
+
+def sealed(value, zero):
+    """``value`` with its bits XORed with ``zero``, a runtime zero the compiler cannot see.
+
+    A dispatch stores its outputs in memory, rounded to the tensor's type, and the next
+    dispatch reads them from there. When several dispatches are traced into one program,
+    XLA would otherwise fuse across that boundary and rewrite the arithmetic (a multiply
+    followed by an add becomes one fused multiply-add, rounded once): an opaque integer
+    step in between keeps every dispatch's result exactly what it stores, and still fuses.
+    """
+    u = UNSIGNED_OF_SIZE[value.dtype.itemsize]
+    bits = lax.bitcast_convert_type(value, u) ^ zero.astype(u)
+    return lax.bitcast_convert_type(bits, value.dtype)
+
+
 def build_program(kernel_call, in_views, out_views, n_buffers):
     """The function of one dispatch over buffer storages.
 
@@ -86,14 +121,7 @@ def build_program(kernel_call, in_views, out_views, n_buffers):
     def run(*storages):
         reps = [s.dtype for s in storages]
         cur = list(storages)
-        inputs = [None if v is None else read_view(cur[v[0]], v[2], v[1]) for v in in_views]
-        outputs = kernel_call(inputs)
-        for v, value in zip(out_views, outputs):
-            if v is None or value is None:
-                continue
-            j, off, t = v
-            value = jnp.broadcast_to(jnp.asarray(value).astype(t.np_dtype), t.sizes)
-            cur[j] = write_view(cur[j], t, off, value)
+        apply_dispatch(cur, kernel_call, in_views, out_views)
         # Back to each buffer's own representation: same shape and type, so donation reuses it.
         return tuple(convert(cur[j], reps[j]) for j in written)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from .._core import dtypes
+from .._core.hresult import E_INVALIDARG, fail
 from .._core.registry import OperatorDef, compute_type, register, same_sizes, same_type
 
 IN, OUT = "InputTensor", "OutputTensor"
@@ -52,11 +54,14 @@ def float_view(x, ctx):
 
 
 def unary(name, fn, reference, *, examples=(), rules=(), ulp=None, int_via_float=False,
-          scale_bias_field="ScaleBias"):
+          scale_bias_field="ScaleBias", int_reference=None):
     """Register an operator ``OutputTensor = fn(ScaleBias(InputTensor), attrs)``.
 
     ``fn(x, attrs)`` gets the compute-typed input; ``reference(x64, attrs)`` is the NumPy
     float64 oracle. ``int_via_float`` runs integer tensors through float64 (see docstring).
+    ``int_reference(x, attrs)``, if given, is the exact oracle for an integer input without
+    ScaleBias: it gets the array in its own type and returns the output type's values
+    (wrapping where the kernel wraps), which float64 cannot represent for 64-bit types.
     """
     def kernel(inputs, spec, ctx):
         x = inputs[IN]
@@ -71,9 +76,12 @@ def unary(name, fn, reference, *, examples=(), rules=(), ulp=None, int_via_float
         return {OUT: fn(scale_bias(xc, sb), attrs)}
 
     def ref(inputs, spec):
-        x = np.asarray(inputs[IN], np.float64)
         attrs = spec.attr
         sb = attrs.get(scale_bias_field)
+        raw = np.asarray(inputs[IN])
+        if int_reference is not None and sb is None and not np.issubdtype(raw.dtype, np.floating):
+            return {OUT: int_reference(raw, attrs)}
+        x = raw.astype(np.float64)
         if sb is not None:
             x = x * sb[0] + sb[1]
         return {OUT: reference(x, attrs)}
@@ -99,3 +107,27 @@ def binary(name, fn, reference, *, examples=(), rules=None, ulp=None):
                                 rules=(same_sizes("ATensor", "BTensor", OUT), *rules),
                                 examples=tuple(examples), ulp=dict(ulp or {}),
                                 module=fn.__module__))
+
+
+def scalar_value(raw: bytes, data_type: int):
+    """A DML_SCALAR_UNION's 8 raw bytes read as ``data_type`` (a NumPy scalar). FLOAT16 is
+    the low two bytes as IEEE half bits (the union has no Float16 member; DirectML callers
+    store the half's bits there)."""
+    dt = dtypes.numpy_dtype(data_type)
+    return np.frombuffer(bytes(raw)[:dt.itemsize], dtype=dt)[0]
+
+
+def scalar_type_rule(type_field, tensor_field):
+    """``type_field`` (a DML_TENSOR_DATA_TYPE that types the scalar unions) must be a valid
+    data type equal to ``tensor_field``'s DataType."""
+    def rule(spec):
+        dt, t = spec.attr[type_field], spec.tensor[tensor_field]
+        if dt not in dtypes.NUMPY:
+            fail(E_INVALIDARG, f"{spec.name}: {type_field} is {dt}, which is not a "
+                               "DML_TENSOR_DATA_TYPE with a scalar value")
+        if dt != t.data_type:
+            fail(E_INVALIDARG, f"{spec.name}: {type_field} is {dtypes.name(dt)} but "
+                               f"{tensor_field}.DataType is {dtypes.name(t.data_type)}; "
+                               "they must match")
+    rule.__doc__ = f"{type_field} must equal {tensor_field}.DataType."
+    return rule

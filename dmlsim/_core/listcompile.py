@@ -1,0 +1,311 @@
+"""Whole-command-list compilation: a closed list runs as one jitted XLA program.
+
+A closed list's records become one function over the storages of every buffer it touches:
+copies and dispatches in record order, each a pure step from storages to storages. Barriers,
+aliasing, in-place writes and overlapping views therefore keep exactly the meaning of
+executing the records one by one (which is what a correctly synchronized GPU computes).
+Executing the list costs one program launch; the buffers it writes are donated, so nothing
+is copied. The program is jitted the second time its structure executes: the first execution
+runs record by record, so one-off lists (uploads, initializers, most tests) cost no extra
+XLA compile; ``DMLSIM_LIST_COMPILE=first`` compiles at the first execution.
+
+What selects the program:
+- the records (fixed once the list is closed; ``CommandList.version`` bumps on Reset);
+- the descriptors each dispatch reads from its heap *at execution*: changed descriptors
+  (DESCRIPTORS_VOLATILE) select, or build, another program;
+- the storage types and lengths of the buffers (``jax.jit`` retraces on those).
+Programs are shared by lists of the same structure (the same commands, offsets, sizes and
+tensor descs over buffers in the same roles), so a list recorded again every frame compiles
+once. A list whose only work is one dispatch uses that compiled operator's own program (no
+extra compile).
+
+Host memory: bytes read from an UPLOAD buffer are program inputs, snapshotted when the copy
+executes; bytes copied to a READBACK buffer are program outputs queued on that buffer, as on
+the per-record path. Transition barriers update the resources' states at execution.
+
+Declined, i.e. left to the per-record path, which is exact by construction: lists with an
+operator initializer or a host-to-host copy or a record type unknown here; executions that
+would fault (an operator not initialized yet, a removed DirectML device, an unbound or too
+small descriptor): the per-record path then executes the records before the fault and
+removes the device with the same message; a program whose tracing raises. The queue also
+takes the per-record path while a debug-layer observer is attached (it wants per-record
+events). ``DMLSIM_LIST_COMPILE=0`` turns whole-list compilation off.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+# DMLSIM_LIST_COMPILE: "0" runs every list record by record; "first" compiles a list's
+# structure the first time it executes; the default compiles it the second time it executes
+# (from any list), so that work executed once (uploads, initializers, tests) costs no extra
+# XLA compile.
+_MODE = os.environ.get("DMLSIM_LIST_COMPILE", "1")
+enabled = _MODE not in ("0", "false", "False")
+eager = _MODE == "first"
+_MISSING = object()
+_SEEN: set = set()  # structures executed once already (per-record)
+_PROGRAMS: dict = {}       # structure -> jitted program, shared by lists
+_MAX_PROGRAMS = 512
+_MAX_PLANS_PER_LIST = 64   # volatile descriptors could otherwise grow a list's cache forever
+DISPATCH, COPY, UPLOAD, READBACK = range(4)
+
+
+class ListState:
+    """What one recording (list version) of a command list needs to execute compiled."""
+
+    __slots__ = ("version", "supported", "ranges", "dispatch_range", "transitions", "heaps",
+                 "ops", "last_key", "last_plan", "plans")
+
+    def __init__(self, version):
+        self.version = version
+        self.supported = True
+        self.ranges = []          # unique (heap, first, stop) descriptor ranges, in order
+        self.dispatch_range = {}  # record index -> index into ranges
+        self.transitions = []     # (buffer, state after), in record order
+        self.heaps = ()
+        self.ops = []             # distinct compiled operators dispatched
+        self.last_key = None
+        self.last_plan = None
+        self.plans = {}
+
+
+class Plan:
+    """One compiled execution: the program, the memories it takes, what it writes."""
+
+    __slots__ = ("fn", "mems", "written", "uploads", "readbacks", "touched", "traced", "whole",
+                 "steps", "sig")
+
+    def __init__(self, fn, mems, written, uploads, readbacks, touched, steps=None, sig=None):
+        self.fn, self.mems, self.written = fn, mems, written
+        self.uploads, self.readbacks, self.touched = uploads, readbacks, touched
+        self.traced = False
+        self.whole = steps is not None  # a whole-list program (it takes the opaque zero)
+        self.steps, self.sig = steps, sig  # what to jit while fn is None
+
+
+def _prepare(cl) -> ListState:
+    from .dml import CompiledOperator, DmlDispatch
+    from .runtime import Barrier, CopyRegion, SetHeaps
+    st = ListState(cl.version)
+    seen = {}
+    for i, rec in enumerate(cl.records):
+        kind = type(rec)
+        if kind is SetHeaps:
+            st.heaps = rec.heaps
+        elif kind is Barrier:
+            if rec.kind == 0 and rec.resource is not None:
+                st.transitions.append((rec.resource, rec.after))
+        elif kind is CopyRegion:
+            if rec.src.memory.host and rec.dst.memory.host:
+                st.supported = False
+        elif kind is DmlDispatch and isinstance(rec.dispatchable, CompiledOperator):
+            rng = (rec.heap, rec.gpu_index, rec.gpu_index + rec.count)
+            key = (id(rec.heap), rng[1], rng[2])
+            if key not in seen:
+                seen[key] = len(st.ranges)
+                st.ranges.append(rng)
+            st.dispatch_range[i] = seen[key]
+            if rec.dispatchable not in st.ops:
+                st.ops.append(rec.dispatchable)
+        else:
+            st.supported = False
+        if not st.supported:
+            break
+    return st
+
+
+def execute(cl, ctx) -> bool:
+    """Execute closed list ``cl`` as one program; False when declined (nothing was done)."""
+    if not enabled:
+        return False
+    st = cl.compiled
+    if st is None or st.version != cl.version:
+        st = cl.compiled = _prepare(cl)
+    if not st.supported:
+        return False
+    for d in st.ops:
+        if not d.initialized or d.device.removed_reason:
+            return False
+    key = [h.slots[a:b] for h, a, b in st.ranges]
+    if key == st.last_key:
+        plan = st.last_plan
+    else:
+        frozen = tuple(tuple(k) for k in key)
+        plan = st.plans.get(frozen, _MISSING)
+        if plan is _MISSING:
+            if len(st.plans) >= _MAX_PLANS_PER_LIST:
+                st.plans.clear()
+            plan = st.plans[frozen] = _build(cl, st, key)
+        st.last_key, st.last_plan = key, plan
+    if plan is None:
+        return False
+    if plan.fn is None and not _compile(plan):
+        return False
+    args = [m.array for m in plan.mems]
+    if plan.whole:
+        args.append(_zero(plan.mems[0].device))
+    for mem, off, n, dt in plan.uploads:
+        args.append(np.array(mem.flush()[off:off + n]).view(dt))  # snapshot at execution
+    if plan.traced:
+        results = plan.fn(*args)
+    else:
+        try:
+            results = plan.fn(*args)
+        except Exception:  # tracing failed before anything ran: the per-record path decides
+            st.plans[tuple(tuple(k) for k in key)] = st.last_plan = None
+            return False
+        plan.traced = True
+    mems = plan.mems
+    for j, arr in zip(plan.written, results):
+        mems[j].array = arr
+    if plan.readbacks:
+        for (mem, off), arr in zip(plan.readbacks, results[len(plan.written):]):
+            mem.queue_write(off, arr)
+    for buf, after in st.transitions:
+        buf.state = after
+    ctx.heaps = st.heaps
+    ctx.touched.update(plan.touched)
+    return True
+
+
+def _build(cl, st, key):
+    """The Plan of ``cl`` under descriptors ``key``, or None to use the per-record path."""
+    from .dml import DmlDispatch, operator_program, operator_views
+    from .dtypes import UNSIGNED_OF_SIZE
+    from .memory import _unit
+    from .runtime import CopyRegion, ExecutionFault
+    mems, index = [], {}
+
+    def mem_index(mem):
+        j = index.get(id(mem))
+        if j is None:
+            j = index[id(mem)] = len(mems)
+            mems.append(mem)
+        return j
+
+    steps, uploads, readbacks, touched, written = [], [], [], set(), set()
+    for i, rec in enumerate(cl.records):
+        kind = type(rec)
+        if kind is DmlDispatch:
+            d = rec.dispatchable
+            descs = key[st.dispatch_range[i]]
+            if any(x is not None and x.buffer.memory.host for x in descs):
+                return None
+
+            def slot(desc, extra, spec):
+                return (mem_index(desc.buffer.memory), desc.offset + extra, spec)
+            try:
+                views_in, views_out = operator_views(d, descs, slot)
+            except ExecutionFault:
+                return None
+            steps.append((DISPATCH, d, views_in, views_out))
+            for v in views_out:
+                if v is not None:
+                    written.add(v[0])
+                    touched.add(mems[v[0]])
+        elif kind is CopyRegion and rec.size > 0:
+            src, dst = rec.src.memory, rec.dst.memory
+            touched.add(dst)
+            if src.host:
+                k = _unit(rec.dst_offset, rec.size)
+                j = mem_index(dst)
+                written.add(j)
+                steps.append((UPLOAD, len(uploads), j, rec.dst_offset // k, rec.size // k, k))
+                uploads.append((src, rec.src_offset, rec.size, UNSIGNED_OF_SIZE[k]))
+            elif dst.host:
+                steps.append((READBACK, mem_index(src), rec.src_offset, rec.size))
+                readbacks.append((dst, rec.dst_offset))
+            else:
+                k = _unit(rec.dst_offset, rec.src_offset, rec.size)
+                s, j = mem_index(src), mem_index(dst)
+                written.add(j)
+                steps.append((COPY, j, rec.dst_offset // k, s, rec.src_offset // k,
+                              rec.size // k, k))
+        elif kind is CopyRegion:
+            touched.add(rec.dst.memory)
+    written = tuple(sorted(written))
+    if not steps:  # barriers and heaps only: nothing to launch
+        return Plan(_nothing, mems, (), [], [], touched)
+    if len(steps) == 1 and steps[0][0] == DISPATCH:
+        _, d, views_in, views_out = steps[0]
+        fn, written = operator_program(d, mems, views_in, views_out)
+        return Plan(fn, mems, written, [], [], touched)
+    sig = (tuple(_signature(s) for s in steps), len(mems), written)
+    return Plan(_PROGRAMS.get(sig), mems, written, uploads, readbacks, touched, steps, sig)
+
+
+def _compile(plan) -> bool:
+    """Jit ``plan``'s program if its structure executed before (or ``eager``); False: run
+    this execution record by record."""
+    sig = plan.sig
+    fn = _PROGRAMS.get(sig)
+    if fn is None:
+        if not eager and sig not in _SEEN:
+            if len(_SEEN) > 4096:
+                _SEEN.clear()
+            _SEEN.add(sig)
+            return False
+        if len(_PROGRAMS) >= _MAX_PROGRAMS:
+            _PROGRAMS.pop(next(iter(_PROGRAMS)))
+        fn = _PROGRAMS[sig] = _jit(plan.steps, len(plan.mems), plan.written)
+    plan.fn, plan.steps = fn, None
+    return True
+
+
+def _nothing(*args):
+    return ()
+
+
+_ZEROS: dict = {}
+
+
+def _zero(device):
+    """A uint32 zero resident on ``device``: the opaque operand of views.sealed."""
+    z = _ZEROS.get(device)
+    if z is None:
+        import jax
+        z = _ZEROS[device] = jax.device_put(np.zeros((), np.uint32), device)
+    return z
+
+
+def _signature(step):
+    if step[0] == DISPATCH:
+        _, d, vin, vout = step
+        return (DISPATCH, d.spec, d.flags, tuple(None if v is None else v[:2] for v in vin),
+                tuple(None if v is None else v[:2] for v in vout))
+    return step
+
+
+def _jit(steps, n_mems, written):
+    import jax
+    from jax import lax
+    from .dtypes import UNSIGNED_OF_SIZE
+    from .memory import convert
+    from .views import apply_dispatch
+
+    def program(*args):
+        storages, zero, payloads = args[:n_mems], args[n_mems], args[n_mems + 1:]
+        reps = [s.dtype for s in storages]
+        cur = list(storages)
+        outs = []
+        for step in steps:
+            kind = step[0]
+            if kind == DISPATCH:
+                apply_dispatch(cur, step[1].kernel_call, step[2], step[3], seal=zero)
+            elif kind == COPY:
+                _, j, dst_at, s, src_at, n, k = step
+                u = UNSIGNED_OF_SIZE[k]
+                data = lax.slice(convert(cur[s], u), (src_at,), (src_at + n,))
+                cur[j] = lax.dynamic_update_slice(convert(cur[j], u), data, (dst_at,))
+            elif kind == UPLOAD:
+                _, p, j, dst_at, n, k = step
+                cur[j] = lax.dynamic_update_slice(convert(cur[j], UNSIGNED_OF_SIZE[k]),
+                                                  payloads[p], (dst_at,))
+            else:
+                _, s, off, n = step
+                outs.append(lax.slice(convert(cur[s], np.uint8), (off,), (off + n,)))
+        return tuple(convert(cur[j], reps[j]) for j in written) + tuple(outs)
+
+    return jax.jit(program, donate_argnums=written)

@@ -1,0 +1,62 @@
+"""DML_OPERATOR_ELEMENT_WISE_QUANTIZE_LINEAR:
+f(input, scale, zero_point) = clamp(round(input / scale) + zero_point, Min, Max),
+with [Min, Max] = [0, 255] for UINT8 output and [-128, 127] for INT8.
+
+Scale and zero point are per element: all four tensors have the same Sizes, and a
+per-tensor (or per-channel) scale is a tensor with zero strides. The scale's type is
+FLOAT32 for an INT32 input and the input's type otherwise (FLOAT16 from FL 6_0). The
+zero point has the output's type and is optional from FL 6_2 (absent means 0).
+Rounding is half to even; see ``_quantize`` for NaN, infinities and a zero scale.
+"""
+import jax.numpy as jnp
+import numpy as np
+
+from .._core import dtypes
+from .._core.hresult import E_INVALIDARG, fail
+from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
+from ._quantize import f64, requantize
+
+IN, S, ZP, OUT = "InputTensor", "ScaleTensor", "ZeroPointTensor", "OutputTensor"
+
+
+def _scale_type(spec):
+    t = spec.tensor
+    want = dtypes.FLOAT32 if t[IN].data_type == dtypes.INT32 else t[IN].data_type
+    if t[S].data_type != want:
+        why = "an INT32 input needs a FLOAT32 scale" if t[IN].data_type == dtypes.INT32 else \
+            "the scale must have the input's DataType"
+        fail(E_INVALIDARG, f"{spec.name}: ScaleTensor.DataType is {dtypes.name(t[S].data_type)} "
+                           f"but InputTensor.DataType is {dtypes.name(t[IN].data_type)}; {why}")
+
+
+def _quantize(inputs, spec, xp):
+    v = f64(inputs[IN], xp) / f64(inputs[S], xp)
+    return {OUT: requantize(v, inputs.get(ZP), spec.tensor[OUT].np_dtype, xp)}
+
+
+def _ex(x, scale, zp, out, dtype=np.float32, scale_dtype=None, note=""):
+    x = np.array(x, dtype)
+    ins = {IN: x, S: np.full(x.shape, scale, scale_dtype or dtype)}
+    if zp is not None:
+        ins[ZP] = np.full(x.shape, zp, np.asarray(out).dtype)
+    return Example(ins, {OUT: np.asarray(out)}, note=note)
+
+
+register(OperatorDef(
+    "DML_OPERATOR_ELEMENT_WISE_QUANTIZE_LINEAR",
+    lambda inputs, spec, ctx: _quantize(inputs, spec, jnp),
+    lambda inputs, spec: _quantize(inputs, spec, np),
+    rules=(same_sizes(IN, S, ZP, OUT), same_type(OUT, ZP), _scale_type),
+    examples=(
+        _ex([1.0, 3.0, 5.0, -1000.0, np.inf, -np.inf], 2.0, None,
+            np.array([0, 2, 2, -128, 127, -128], np.int8),
+            note="no zero point (FL 6_2): 0.5 -> 0, 1.5 -> 2, 2.5 -> 2; +-inf saturate"),
+        _ex([-1.5, -0.5, 0.5, 1.5, 2.5, 300, -300, np.nan], 1.0, 128,
+            np.array([126, 128, 128, 130, 130, 255, 0, 128], np.uint8),
+            note="half to even (-2, -0, 0, 2, 2), + 128, saturated to [0, 255]; NaN -> zero point"),
+        _ex([7, -7, 2**31 - 1, -2**31], 2.0, 0, np.array([4, -4, 127, -128], np.int8),
+            dtype=np.int32, scale_dtype=np.float32, note="INT32 input takes a FLOAT32 scale"),
+        _ex([0.25, 0.75, -0.0], 0.5, 10, np.array([10, 12, 10], np.uint8), dtype=np.float16,
+            note="FLOAT16 input and scale (FL 6_0): 0.5 -> 0, 1.5 -> 2, then + 10"),
+    ),
+    module=__name__))
