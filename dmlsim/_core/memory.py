@@ -2,8 +2,10 @@
 
 A buffer is ``width`` bytes. DEFAULT-heap buffers live on a JAX device as a 1-D array of an
 unsigned integer type (the *representation*), padded to a multiple of 8 bytes so that it can be
-reinterpreted as any element width. The representation follows the last typed write, so the
-common case (a buffer always used as one data type) never converts. UPLOAD and READBACK buffers
+reinterpreted as any element width. The representation (uint32) never changes, so every
+program can donate the buffers it writes and update them in place; a typed view bit-casts
+inside the program's fused loop, which costs nothing when the widths match (FLOAT32, INT32 and
+UINT32 tensors) and stays in the same pass otherwise. UPLOAD and READBACK buffers
 live in host memory as a NumPy ``uint8`` array that ``Map`` exposes directly.
 
 All data movement is done on unsigned integers: NaN payloads, -0.0 and denormals survive.
