@@ -5,6 +5,7 @@ Choices made where the pages are silent (each operator module repeats the ones i
 - Float ``max``/``min`` (MAX, MIN, CLIP, THRESHOLD) behave as HLSL's ``max``/``min`` on
   Direct3D hardware (IEEE 754-2008 maxNum/minNum): a NaN operand is ignored, so the result is
   NaN only when both operands are NaN. Between -0.0 and +0.0, max gives +0.0 and min -0.0.
+  (``_ieee.fmax``/``fmin``, written so that GPU compilers keep the NaN tests.)
 - Integer division by zero gives a quotient with every bit set (-1 signed, the maximum
   unsigned), as D3D's ``udiv``; the remainder is then ``a - b * q = a``. INT_MIN / -1 wraps to
   INT_MIN and INT_MIN % -1 is 0. Nothing faults.
@@ -45,20 +46,6 @@ def cast_attr(value, dtype):
 
 
 # ---- max / min -------------------------------------------------------------------------------
-
-def fmax(a, b, xp=jnp):
-    if is_int(a.dtype):
-        return xp.maximum(a, b)
-    r = xp.fmax(a, b)
-    return xp.where((a == 0) & (b == 0), xp.where(xp.signbit(a), b, a), r)
-
-
-def fmin(a, b, xp=jnp):
-    if is_int(a.dtype):
-        return xp.minimum(a, b)
-    r = xp.fmin(a, b)
-    return xp.where((a == 0) & (b == 0), xp.where(xp.signbit(a), a, b), r)
-
 
 # ---- integer division ------------------------------------------------------------------------
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from .._core.registry import Example, same_type
 from ._elementwise import IN, OUT, unary
-from ._numeric import cast_attr, fmax, fmin, is_int
+from ._ieee import fmax, fmin
+from ._numeric import cast_attr, is_int
 
 
 def clip(x, attrs, xp):

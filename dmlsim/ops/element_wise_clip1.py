@@ -17,7 +17,7 @@ import numpy as np
 from .._core import dtypes
 from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
 from ._elementwise import IN, OUT, np_to_int, scalar_type_rule, scalar_value, to_int, upcast
-from ._numeric import fmax, fmin
+from ._ieee import fmax, fmin
 
 
 def bounds(attrs):

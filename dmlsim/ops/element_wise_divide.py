@@ -11,6 +11,7 @@ import numpy as np
 
 from .._core.registry import Example
 from ._elementwise import OUT, binary
+from ._ieee import correctly_rounded
 from ._numeric import int_div, is_int, np_int_div
 
 A, B = "ATensor", "BTensor"
@@ -26,7 +27,7 @@ def _reference(a, b):
 
 binary(
     "DML_OPERATOR_ELEMENT_WISE_DIVIDE",
-    lambda a, b: int_div(a, b) if is_int(a.dtype) else a / b,
+    lambda a, b: int_div(a, b) if is_int(a.dtype) else correctly_rounded(lambda p, q: p / q)(a, b),
     _reference,
     ulp={"FLOAT32": 0, "FLOAT16": 0},
     examples=(

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._core.registry import Example
 from ._elementwise import OUT, binary
-from ._numeric import fmax, fmin
+from ._ieee import fmax, fmin
 
 A, B = "ATensor", "BTensor"
 NAN = np.nan

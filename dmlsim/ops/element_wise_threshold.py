@@ -13,7 +13,8 @@ import numpy as np
 
 from .._core.registry import Example, same_type
 from ._elementwise import IN, OUT, unary
-from ._numeric import cast_attr, fmax, is_int
+from ._ieee import fmax
+from ._numeric import cast_attr, is_int
 
 
 def threshold(x, attrs, xp):

@@ -24,6 +24,7 @@ from jax import lax
 
 from .._core.registry import Example, same_type
 from ._elementwise import IN, OUT, unary
+from ._ieee import correctly_rounded
 
 INF, NAN = np.inf, np.nan
 _np_erf = np.frompyfunc(math.erf, 1, 1)
@@ -62,12 +63,12 @@ ROWS = (
             note="ln(negative) is NaN (indefinite), ln(+-0) is -inf"),
         _ex([4.0, 2.0], [1.387, 0.6934], np.float16),
     )),
-    ("SQRT", lambda x: jnp.sqrt(x), _sqrt, 0, (
+    ("SQRT", correctly_rounded(jnp.sqrt), _sqrt, 0, (
         _ex([4.0, 0.0, -0.0, -1.0, INF, 2.0], [2.0, 0.0, -0.0, NAN, INF, 1.4142135],
             note="IEEE: sqrt(-0) = -0, sqrt(-1) = NaN"),
         _ex([0.25, 1.0], [2.0, 4.0], np.float16, {"ScaleBias": (16.0, 0.0)}),
     )),
-    ("RECIP", lambda x: 1 / x, _recip, 0, (
+    ("RECIP", correctly_rounded(lambda x: 1 / x), _recip, 0, (
         _ex([2.0, -0.0, 0.0, INF, -4.0], [0.5, -INF, INF, 0.0, -0.25], note="1 / -0 = -inf"),
         _ex([1.0, 3.0], [0.25, 0.125], np.float16, {"ScaleBias": (2.0, 2.0)}),
     )),
