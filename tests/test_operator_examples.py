@@ -92,3 +92,17 @@ def test_compare_catches_a_wrong_sign_of_zero():
     with pytest.raises(AssertionError):
         compare(opdef, np.int8([1]), np.uint8([1]), "dtype")
     compare(opdef, np.float32([np.nan, -0.0]), np.float32([np.nan, -0.0]), "equal")
+
+
+def test_supported_operators_are_every_element_wise_and_activation_type():
+    """Issue 3's list: all 65 ELEMENT_WISE_* and 27 ACTIVATION_* types, each with the feature
+    level operators.json gives for it (e.g. ADD 1_0, IS_INFINITY 2_1, GELU 5_1)."""
+    listed = dict(dml.supported_operators())
+    family = {n for n in OPERATORS
+              if n.startswith(("DML_OPERATOR_ELEMENT_WISE_", "DML_OPERATOR_ACTIVATION_"))}
+    assert len(family) == 92
+    assert set(listed) == family
+    assert all(listed[n] == OPERATORS[n]["introduced"] for n in listed)
+    assert listed["DML_OPERATOR_ELEMENT_WISE_ADD"] == dml.DML_FEATURE_LEVEL_1_0
+    assert listed["DML_OPERATOR_ELEMENT_WISE_IS_INFINITY"] == dml.DML_FEATURE_LEVEL_2_1
+    assert listed["DML_OPERATOR_ACTIVATION_GELU"] == dml.DML_FEATURE_LEVEL_5_1
