@@ -977,3 +977,20 @@ def test_message_docs_are_generated_from_the_catalogue():
     for e in catalog.ENTRIES:  # every ID is documented and exported under its C name
         assert f"### {e.id} {e.name}" in gen.OUT.read_text()
         assert getattr(dml, "D3D12_MESSAGE_ID_" + e.name) == e.id
+
+
+def test_failed_hresult_methods_are_reported_too(rig):
+    """DirectML's debug layer prints why CreateOperator failed; so does dmlsim, next to the
+    raise (DML_INVALID_ARGUMENT), and only on a debug DirectML device."""
+    bad = dml.operator_desc("ELEMENT_WISE_IS_INFINITY", InputTensor=np.zeros(4, np.int8),
+                            OutputTensor=np.zeros(4, np.uint8))
+    with pytest.raises(dml.HResultError) as raised:
+        rig.dml.CreateOperator(bad)
+    assert rig.text("DML_INVALID_ARGUMENT") == f"{raised.value.message} (E_INVALIDARG)"
+    assert raised.value.message.startswith("DML_OPERATOR_ELEMENT_WISE_IS_INFINITY: "
+                                           "InputTensor.DataType is DML_TENSOR_DATA_TYPE_INT8")
+    rig.iq.ClearStoredMessages()
+    plain = dml.DMLCreateDevice(rig.d3d, dml.DML_CREATE_DEVICE_FLAG_NONE)
+    with pytest.raises(dml.HResultError):
+        plain.CreateOperator(bad)
+    assert rig.iq.GetNumStoredMessages() == 0

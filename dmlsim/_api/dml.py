@@ -4,12 +4,31 @@ from __future__ import annotations
 
 from .._core import binding as B, config, dtypes, registry
 from .._core import dml as core
-from .._core.hresult import (DXGI_ERROR_UNSUPPORTED, E_INVALIDARG, E_NOTIMPL, S_OK, fail)
+import functools
+
+from .._core.hresult import (DXGI_ERROR_DEVICE_REMOVED, DXGI_ERROR_UNSUPPORTED, E_INVALIDARG,
+                             E_NOTIMPL, HResultError, S_OK, fail)
 from .._schema import structs_generated as S
 from .._schema.operators_generated import OPERATORS
 from .com import NamedObject, seq_arg
 
 _BY_VALUE = {s["value"]: s for s in OPERATORS.values()}
+
+
+def _reported(fn):
+    """An HRESULT method whose failures also reach the debug layer (as DirectML's debug layer
+    prints them); free when no debug layer is installed."""
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        try:
+            return fn(self, *args, **kwargs)
+        except HResultError as err:
+            dev = self._device._core if hasattr(self, "_device") else self._core
+            if dev.d3d.observers and err.hresult != DXGI_ERROR_DEVICE_REMOVED:
+                dev.d3d.notify("dml_error", device=dev, method=fn.__qualname__.replace(".", "::"),
+                               message=err.message, hresult=err.hresult)
+            raise
+    return method
 
 
 _EMPTY_TABLE = ("the binding table is empty (created or Reset with a null DML_BINDING_TABLE_DESC); "
@@ -49,6 +68,7 @@ class IDMLOperatorInitializer(IDMLDispatchable):
     def __init__(self, device, c):
         self._device, self._core = device, c
 
+    @_reported
     def Reset(self, *args):
         ops = _compiled_list(self._device, "IDMLOperatorInitializer::Reset", args)
         self._core.reset(ops)
@@ -138,6 +158,7 @@ class IDMLBindingTable(IDMLDeviceChild):
     def BindPersistentResource(self, binding=None):
         self._bind_resource("BindPersistentResource", binding, "persistent")
 
+    @_reported
     def Reset(self, desc=None):
         self._device._alive("IDMLBindingTable::Reset")
         if desc is None:  # "This may be nullptr, indicating an empty binding table."
@@ -230,6 +251,7 @@ class IDMLDevice(IDMLObject):
     def GetDeviceRemovedReason(self):
         return self._core.removed_reason
 
+    @_reported
     def CheckFeatureSupport(self, feature, featureQueryData=None, *rest):
         """(feature, query) -> DML_FEATURE_DATA_*; the C sizes may be passed and are ignored."""
         self._alive("IDMLDevice::CheckFeatureSupport")
@@ -250,9 +272,11 @@ class IDMLDevice(IDMLObject):
         fail(DXGI_ERROR_UNSUPPORTED, f"IDMLDevice::CheckFeatureSupport: feature {feature} is not "
                                      "a DML_FEATURE this device recognizes")
 
+    @_reported
     def CreateOperator(self, desc):
         return IDMLOperator(self, self._core.create_operator(desc, _BY_VALUE))
 
+    @_reported
     def CompileOperator(self, op, flags=0):
         self._alive("IDMLDevice::CompileOperator")
         if not isinstance(op, IDMLOperator) or op._device is not self:
@@ -266,6 +290,7 @@ class IDMLDevice(IDMLObject):
         c.programs = self._core.compile_cache.setdefault((c.spec, c.flags), c.programs)
         return IDMLCompiledOperator(self, c)
 
+    @_reported
     def CreateOperatorInitializer(self, *args):
         ops = _compiled_list(self, "IDMLDevice::CreateOperatorInitializer", args)
         return IDMLOperatorInitializer(self, core.OperatorInitializer(self._core, ops))
@@ -298,6 +323,7 @@ class IDMLDevice(IDMLObject):
                                f"the heap ({heap.count} descriptors)")
         return d._core, heap, heap.index_of(cpu), heap.index_of(gpu, True), size
 
+    @_reported
     def CreateBindingTable(self, desc=None):
         self._alive("IDMLDevice::CreateBindingTable")
         if desc is None:  # "This may be nullptr, indicating an empty binding table."

@@ -174,6 +174,13 @@ ENTRIES = (
           "D3D12 debug layer: DirectML messages go to the log only (no ID3D12InfoQueue) and "
           "the D3D12 checks are off.",
           "Call D3D12GetDebugInterface().EnableDebugLayer() before D3D12CreateDevice."),
+    Entry(10014, "DML_INVALID_ARGUMENT", STATE_CREATION, ERROR, _M, "9 bindings",
+          "A DirectML method that returns an HRESULT failed (CreateOperator against the "
+          "operator's support table and tensor constraints, CompileOperator, "
+          "CreateOperatorInitializer, CreateBindingTable, IDMLBindingTable::Reset, "
+          "CheckFeatureSupport): the call raised HResultError with the same text, and the "
+          "debug layer records it too, as DirectML's debug layer prints it.",
+          "The text names the operator, the field and the value; fix the desc or argument."),
     Entry(10100, "INVALID_COPY", RESOURCE_MANIPULATION, ERROR, _D, "-",
           "CopyBufferRegion/CopyResource misuse other than out-of-bounds ranges: same "
           "resource, UPLOAD destination, READBACK source, differently sized resources.",

@@ -91,6 +91,11 @@ class DebugLayer:
         self.emit(name, f"{method}: {context}: {rest}" if context else f"{method}: {rest}",
                   dml=device)
 
+    def on_dml_error(self, device, method, message, hresult, **_):
+        """An HRESULT method of a debug DirectML device failed (the caller gets the raise)."""
+        if device.debug:
+            self.emit("DML_INVALID_ARGUMENT", f"{message} ({hresult_name(hresult)})", dml=device)
+
     def on_list_error(self, cmd_list, message):
         if not self.d3d_on:
             return
