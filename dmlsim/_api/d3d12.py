@@ -1,7 +1,6 @@
 """Direct3D 12 interfaces (ID3D12Device, ID3D12Resource, ...), D3D12CreateDevice, DXGI."""
 from __future__ import annotations
 
-import numpy as np
 
 from .._core import config, runtime as rt
 from .._core.hresult import (DXGI_ERROR_INVALID_CALL, DXGI_ERROR_NOT_FOUND, E_INVALIDARG,
@@ -223,7 +222,8 @@ class ID3D12Resource(ID3D12Pageable):
             fail(E_INVALIDARG, f"ID3D12Resource::Map: {b.label()} is on a DEFAULT heap, which "
                                "the CPU cannot map; copy it to a READBACK buffer")
         if Subresource != 0:
-            fail(E_INVALIDARG, f"ID3D12Resource::Map: a buffer has only subresource 0")
+            fail(E_INVALIDARG, f"ID3D12Resource::Map: Subresource is {Subresource}; a buffer has "
+                               "only subresource 0")
         if b.device.observers:
             b.device.notify("map", buffer=b, read_range=pReadRange)
         b.mapped += 1

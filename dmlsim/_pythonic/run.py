@@ -88,7 +88,6 @@ def _submit(st, cl, alloc):
     st["fence"].SetEventOnCompletion(st["value"], None)
     removed = st["dml"].GetDeviceRemovedReason()
     if removed:
-        st["dml"].CheckFeatureSupport  # noqa: B018 - keep the device for the message below
         raise dml.HResultError(removed, st["dml"]._core.removed_message)
 
 
