@@ -1,7 +1,6 @@
 """Direct3D 12 interfaces (ID3D12Device, ID3D12Resource, ...), D3D12CreateDevice, DXGI."""
 from __future__ import annotations
 
-
 from .._core import config, runtime as rt
 from .._core.hresult import (DXGI_ERROR_INVALID_CALL, DXGI_ERROR_NOT_FOUND, E_INVALIDARG,
                              E_NOTIMPL, S_OK, fail)
