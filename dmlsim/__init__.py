@@ -35,5 +35,7 @@ from ._api.dml import *  # noqa: E402,F401,F403
 from ._api.info_queue import *  # noqa: E402,F401,F403
 from ._api.catalog import supported_operators, info  # noqa: E402,F401
 from ._pythonic.run import run, tensor_desc, operator_desc  # noqa: E402,F401
+from ._pythonic.trace import trace, Trace, TraceEvent  # noqa: E402,F401
+from ._pythonic import reprs as _reprs  # noqa: E402,F401  (attaches notebook reprs)
 
 __version__ = "0.1.0"

@@ -30,6 +30,9 @@ DESCRIPTOR_INCREMENT = 32
 INFINITE = 0xFFFFFFFF
 
 _va = itertools.count(1)
+# dmlsim.trace() sets this to TRACE(queue, item, run) while it records; Queue._run checks it
+# once per item, so tracing off costs one `is not None` test per item.
+TRACE = None
 _HEAPS: dict[int, "DescriptorHeap"] = {}  # base pointer (cpu and gpu) -> heap
 
 
@@ -453,7 +456,9 @@ class Queue:
             Queue.blocked.discard(self)
             self._run(item)
 
-    def _run(self, item) -> None:
+    def _run(self, item, traced=False) -> None:
+        if TRACE is not None and not traced:  # dmlsim.trace() is recording: it calls back
+            return TRACE(self, item, lambda it: self._run(it, True))
         kind = item[0]
         if kind != "execute" and self.device.observers:  # debug layer: queue_signal/queue_wait
             self.device.notify("queue_" + kind, queue=self, fence=item[1], value=item[2])
