@@ -54,6 +54,8 @@ HR, VOID, RECORD, EXEC = [], [], [], []
 
 def hr(code, prefix, *snippets):
     """A misuse of an HRESULT method: ``fn(c)`` must raise ``code``."""
+    assert dml.FAILED(code), f"{code:#x} is not a failure HRESULT"
+
     def deco(fn):
         HR.append(pytest.param(fn, code, prefix, snippets, id=fn.__name__))
         return fn
@@ -62,6 +64,8 @@ def hr(code, prefix, *snippets):
 
 def void(method, *snippets, code=E_INVALIDARG, device="dml"):
     """A misuse of a void method: ``fn(c)`` returns the offending call as a thunk."""
+    assert dml.FAILED(code), f"{code:#x} is not a failure HRESULT"
+
     def deco(fn):
         VOID.append(pytest.param(fn, method, snippets, code, device, id=fn.__name__))
         return fn
