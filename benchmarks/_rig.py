@@ -109,6 +109,23 @@ class Rig:
         self.value += 1
         self.queue.Signal(self.fence, self.value)
 
+    def execute_times(self, cl, times):
+        """ExecuteCommandLists + Signal ``times`` times, then one fence wait (benchmark a/b/c)."""
+        for _ in range(times):
+            self.queue.ExecuteCommandLists([cl])
+            self.value += 1
+            self.queue.Signal(self.fence, self.value)
+        self.wait()
+
+    def execute_times_per_record(self, cl, times):
+        """The same with whole-list compilation off (the path the debug layer takes)."""
+        from dmlsim._core import listcompile
+        listcompile.enabled = False
+        try:
+            self.execute_times(cl, times)
+        finally:
+            listcompile.enabled = True
+
     def wait(self):
         self.fence.SetEventOnCompletion(self.value, None)
         if self.dev.GetDeviceRemovedReason():

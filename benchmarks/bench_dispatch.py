@@ -25,7 +25,6 @@ import jax.numpy as jnp
 import numpy as np
 
 import dmlsim as dml
-from dmlsim._core import listcompile
 
 from _rig import Rig, machine, print_table, us, write_json
 
@@ -54,21 +53,12 @@ def per_dispatch(rig, n_elems, n_calls, repeats):
     cl = rig.command_list()
     rig.recorder.RecordDispatch(cl, c, table)
     cl.Close()
-    queue, fence = rig.queue, rig.fence
 
     def dmlsim_run():
-        for _ in range(n_calls):
-            queue.ExecuteCommandLists([cl])
-            rig.value += 1
-            queue.Signal(fence, rig.value)
-        rig.wait()
+        rig.execute_times(cl, n_calls)
 
     def dmlsim_per_record():
-        listcompile.enabled = False
-        try:
-            dmlsim_run()
-        finally:
-            listcompile.enabled = True
+        rig.execute_times_per_record(cl, n_calls)
 
     f = jax.jit(lambda x, y: x * y)
     ja, jb = jnp.asarray(xa), jnp.asarray(xb)
@@ -121,21 +111,12 @@ def dependent_list(rig, n_elems, n_dispatch, n_runs, repeats):
         cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
     cl.Close()
     result = y if n_dispatch % 2 else x
-    queue, fence = rig.queue, rig.fence
 
     def dmlsim_run():
-        for _ in range(n_runs):
-            queue.ExecuteCommandLists([cl])
-            rig.value += 1
-            queue.Signal(fence, rig.value)
-        rig.wait()
+        rig.execute_times(cl, n_runs)
 
     def dmlsim_per_record():
-        listcompile.enabled = False
-        try:
-            dmlsim_run()
-        finally:
-            listcompile.enabled = True
+        rig.execute_times_per_record(cl, n_runs)
 
     f = jax.jit(lambda p, q: p + q)
     jx, jk = jnp.asarray(x0), jnp.ones(n_elems, jnp.float32)
@@ -151,10 +132,7 @@ def dependent_list(rig, n_elems, n_dispatch, n_runs, repeats):
     t_list, t_rec, t_raw = _interleaved([dmlsim_run, dmlsim_per_record, raw_run], repeats)
     # Check one execution of the list against the raw chain.
     rig.upload(x, x0)
-    queue.ExecuteCommandLists([cl])
-    rig.value += 1
-    queue.Signal(fence, rig.value)
-    rig.wait()
+    rig.execute_times(cl, 1)
     v = jx
     for _ in range(n_dispatch):
         v = f(v, jk)

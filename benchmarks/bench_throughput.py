@@ -52,14 +52,9 @@ def one_size(rig, n, k, repeats):
     cl = rig.command_list()
     rig.recorder.RecordDispatch(cl, c, table)
     cl.Close()
-    queue, fence = rig.queue, rig.fence
 
     def dmlsim_run():
-        for _ in range(k):
-            queue.ExecuteCommandLists([cl])
-            rig.value += 1
-            queue.Signal(fence, rig.value)
-        rig.wait()
+        rig.execute_times(cl, k)
 
     f = jax.jit(lambda x, y: x * y)
     ja = jnp.asarray(xa) if check else jnp.zeros(n, jnp.float32)
