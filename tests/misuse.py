@@ -42,6 +42,16 @@ class Ctx(Env):
         self.cl.SetDescriptorHeaps(1, [heap])
         return table
 
+    def initialized_add(self):
+        """An initialized ADD, a DEFAULT buffer holding [1, 2, 3, 4] and a 16-byte output."""
+        compiled = self.add()
+        init, itable = self.init_table(compiled)
+        self.recorder.RecordDispatch(self.cl, init, itable)
+        a = self.device_buffer(np.float32([1, 2, 3, 4]))
+        out = self.buffer(16)
+        self.flush()
+        return compiled, a, out
+
     def init_table(self, compiled):
         init = self.dml.CreateOperatorInitializer(1, [compiled])
         table, heap, _ = self.table(init)

@@ -132,12 +132,7 @@ def test_failed_bind_inputs_keeps_previous_descriptors(strict):
     """A rejected BindInputs writes nothing into the heap: the descriptors of the previous
     successful BindInputs stay (in strict mode the table still works)."""
     c = Ctx()
-    compiled = c.add()
-    init, itable = c.init_table(compiled)
-    c.recorder.RecordDispatch(c.cl, init, itable)
-    a = c.device_buffer(np.float32([1, 2, 3, 4]))
-    out = c.buffer(16)
-    c.flush()
+    compiled, a, out = c.initialized_add()
     table, heap, _ = c.table(compiled)
     table.BindInputs(2, [binding(a), binding(a)])
     table.BindOutputs(1, [binding(out)])
@@ -219,12 +214,7 @@ def test_empty_binding_table_becomes_usable_after_reset():
     """nf-directml-idmlbindingtable-reset.md / createbindingtable.md: a null desc makes an empty
     binding table; Reset with a desc gives it a dispatchable and a descriptor range."""
     c = Ctx()
-    compiled = c.add()
-    init, itable = c.init_table(compiled)
-    c.recorder.RecordDispatch(c.cl, init, itable)
-    a = c.device_buffer(np.float32([1, 2, 3, 4]))
-    out = c.buffer(16)
-    c.flush()
+    compiled, a, out = c.initialized_add()
     table = c.dml.CreateBindingTable(None)
     _, heap, desc = c.table(compiled)
     assert table.Reset(desc) == dml.S_OK
