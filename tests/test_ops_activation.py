@@ -22,7 +22,7 @@ from dmlsim._core.registry import KernelContext
 from dmlsim._schema.operators_generated import OPERATORS
 from dmlsim.ops._fused import apply_fused_activation, fused_reference
 
-from helpers import assert_bits_equal, assert_float_close, feature_level, ulp_distance
+from helpers import assert_bits_equal, assert_float_close, bits, feature_level, ulp_distance
 
 BY_VALUE = {s["value"]: s for s in OPERATORS.values()}
 f32 = np.float32
@@ -200,7 +200,11 @@ def test_float16_rounds_once_unless_half_precision_is_allowed():
     half = run("ACTIVATION_LINEAR", x, dml.DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION,
                **kwargs)
     assert_bits_equal(single, np.float16([6 * 2.0**-10 + 2.0**-17]))
-    assert_bits_equal(half, np.float16([6 * 2.0**-10]))
+    # With the flag, FLOAT16 arithmetic is allowed, not required: XLA's CPU backend computes
+    # float16 in float32 and may drop the rounding between the two operations (it does since
+    # JAX 0.10), so either rounding is correct; anything else is not.
+    assert bits(half)[0] in (bits(np.float16([6 * 2.0**-10]))[0],
+                             bits(np.float16([6 * 2.0**-10 + 2.0**-17]))[0]), half
 
 
 def test_half_precision_flag_changes_nothing_for_float32():
