@@ -13,7 +13,6 @@ import pytest
 import dmlsim as dml
 from dmlsim._core import binding as core_binding  # noqa: F401 (used by the test modules)
 from dmlsim._debug import catalog
-from dmlsim._debug.tracker import _Table  # noqa: F401 (used by the test modules)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT, UPLOAD, READBACK = 1, 2, 3

@@ -9,7 +9,6 @@ ranges, so that every dispatch reuses the same compiled programs.
 from __future__ import annotations
 
 from debug_rig import *  # noqa: F401,F403  (the rig, its constants and fixtures)
-from debug_rig import _Table  # noqa: F401
 
 
 # ---- switches ------------------------------------------------------------------------------
@@ -347,21 +346,21 @@ def test_illegal_aliasing_of_a_volatile_operator_is_reported_at_execution(rig):
 
 
 def test_two_outputs_and_persistent_overlap_rules():
-    """No registered operator has two outputs yet: the rule binding.hazards applies (at
-    RecordDispatch, and at execution for volatile operators) is checked on a table directly."""
-    from dmlsim._core.dml import BufferBinding, CompiledOperator
-    from dmlsim._core.runtime import Buffer, Device
-    d = object.__new__(CompiledOperator)
-    d.in_slots = [("InputTensor", None, None)]
-    d.out_slots = [("OutputValueTensor", None, None), ("OutputIndexTensor", None, None)]
+    """The rule binding.hazards applies (at RecordDispatch, and at execution for volatile
+    operators) on a layout with two outputs, checked directly."""
+    from dmlsim._core.layout import BindingLayout, Slot
+    from dmlsim._core.resources import Buffer, Device, Range
+    lay = BindingLayout("compiled operator", "DML_OPERATOR_MAX_POOLING1",
+                        (Slot("input 0 (InputTensor)", "InputTensor"),),
+                        (Slot("output 0 (OutputValueTensor)", "OutputValueTensor"),
+                         Slot("output 1 (OutputIndexTensor)", "OutputIndexTensor")))
     x = Buffer(Device(None), 64, DEFAULT, 4, 0)
     x.name = "X"
-    outs = [BufferBinding(x, 0, 32), BufferBinding(x, 16, 32)]
-    assert core_binding.hazards(_Table(d, [None], outs, None, None)) == (
+    outs = [Range(x, 0, 32), Range(x, 16, 32)]
+    assert core_binding.hazards(lay, [None], outs, None, None) == (
         "outputs 0 and 1 overlap (output 0 (OutputValueTensor) 'X' bytes [0, 32), output 1 "
         "(OutputIndexTensor) 'X' bytes [16, 48))")
-    assert core_binding.hazards(_Table(d, [None], outs[:1], None, BufferBinding(x, 16, 16))) == (
+    assert core_binding.hazards(lay, [None], outs[:1] + [None], None, Range(x, 16, 16)) == (
         "the persistent resource 'X' bytes [16, 32) overlaps output 0 (OutputValueTensor) 'X' "
         "bytes [0, 32)")
-    assert core_binding.hazards(_Table(d, [None], outs[:1], BufferBinding(x, 32, 32), None)) \
-        is None
+    assert core_binding.hazards(lay, [None], outs[:1] + [None], Range(x, 32, 32), None) is None

@@ -17,10 +17,9 @@ import pytest
 
 import dmlsim as dml
 from dmlsim._core import registry, validation
-from dmlsim._core.dml import DmlDevice
-from dmlsim._core.registry import KernelContext
+from dmlsim._core.dml import check_fused
+from dmlsim._core.registry import KernelContext, apply_fused, apply_fused_reference
 from dmlsim._schema.operators_generated import OPERATORS
-from dmlsim.ops._fused import apply_fused_activation, fused_reference
 
 from helpers import assert_bits_equal, assert_float_close, bits, feature_level, ulp_distance
 
@@ -267,7 +266,7 @@ def test_clip_fuses_into_gemm_only_and_levels_apply():
 
 def test_fused_activation_rules_are_reported_under_the_fusing_operator():
     spec, (sub,) = fused_check(add1(dml.operator_desc("ACTIVATION_SOFTPLUS", Steepness=0.5)))
-    raises_invalid(lambda: DmlDevice._check_fused(spec, sub, 0x6400),
+    raises_invalid(lambda: check_fused(spec, sub, 0x6400),
                    "DML_OPERATOR_ELEMENT_WISE_ADD1: FusedActivation: "
                    "DML_OPERATOR_ACTIVATION_SOFTPLUS: Steepness")
 
@@ -276,12 +275,12 @@ def test_apply_fused_activation_runs_the_activation_kernel_in_the_compute_type()
     y = jnp.asarray(f32([-2, 0.5, 3]))
     (_, (leaky,)) = fused_check(add1(dml.operator_desc("ACTIVATION_LEAKY_RELU", Alpha=0.25)))
     ctx = KernelContext(0)
-    got = jax.jit(lambda v: apply_fused_activation(v, leaky, ctx))(y)
+    got = jax.jit(lambda v: apply_fused(v, leaky, ctx))(y)
     assert_bits_equal(np.asarray(got), f32([-0.5, 0.5, 3]))
-    np.testing.assert_array_equal(fused_reference(np.asarray(y), leaky), [-0.5, 0.5, 3])
-    assert apply_fused_activation(y, None, ctx) is y
+    np.testing.assert_array_equal(apply_fused_reference(np.asarray(y), leaky, ctx), [-0.5, 0.5, 3])
+    assert apply_fused(y, None, ctx) is y
     (_, (gelu,)) = fused_check(add1(dml.operator_desc("ACTIVATION_GELU")))
-    got = np.asarray(apply_fused_activation(y, gelu, ctx))
+    got = np.asarray(apply_fused(y, gelu, ctx))
     assert got.dtype == f32
     assert_float_close(got, f32([gelu_erf(v) for v in (-2, 0.5, 3)]), 1)
 

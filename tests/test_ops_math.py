@@ -255,6 +255,6 @@ def test_constraints_beyond_the_tables():
              "DML_OPERATOR_ELEMENT_WISE_SUBTRACT: OutputTensor.DataType")
     t, o = np.zeros(4, np.float32), np.zeros(5, np.float32)
     _rejects(dml.operator_desc("ELEMENT_WISE_EXP", InputTensor=t, OutputTensor=o),
-             "DML_OPERATOR_ELEMENT_WISE_EXP: OutputTensor.Sizes [5]")
+             "DML_OPERATOR_ELEMENT_WISE_EXP: OutputTensor.Sizes is [5] but InputTensor gives [4]")
     _rejects(dml.operator_desc("ELEMENT_WISE_SQRT", InputTensor=t,
                                OutputTensor=np.zeros(4, np.float16)), "must match")

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 import dmlsim as dml
-from dmlsim._core import listcompile, runtime
+from dmlsim._core import listcompile, queue as runtime
+from dmlsim._core.observer import Observer
 
 from helpers import DEFAULT, READBACK, UPLOAD, Env, as_bytes, binding, tensor
 
@@ -432,8 +433,12 @@ def test_debug_layer_observers_take_the_per_record_path(env):
     lb.dispatch(mul, [a, a], [o])
     lb.dispatch(mul, [o, o], [a])
     events = []
+
+    class Recorder(Observer):
+        def execute_list(self, **info):
+            events.append("execute_list")
     observers = env.d3d._core.observers
-    observers.append(lambda event, **info: events.append(event))
+    observers.append(Recorder())
     try:
         with mode():
             lb.run(times=2)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dmlsim as dml
-from dmlsim._core import runtime
+from dmlsim._core import queue as runtime
 from dmlsim._pythonic.reprs import binding_rows
 
 

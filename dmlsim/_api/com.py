@@ -22,6 +22,13 @@ def seq_arg(method: str, args: tuple, what: str = "array"):
                        "arguments")
 
 
+def adopt(device_core, shell):
+    """Note ``shell`` among the live children of a core D3D12 device (weakly: for the debug
+    layer's leak reports) and return it."""
+    device_core.children.add(shell)
+    return shell
+
+
 class IUnknown:
     """Base of every interface shell: QueryInterface, AddRef, Release."""
 

@@ -1,11 +1,18 @@
 """Direct3D 12 interfaces (ID3D12Device, ID3D12Resource, ...), D3D12CreateDevice, DXGI."""
 from __future__ import annotations
 
-from .._core import config, runtime as rt
+from .._core import commands as C, config, queue as Q, resources as R
 from .._core.hresult import (DXGI_ERROR_INVALID_CALL, DXGI_ERROR_NOT_FOUND, E_INVALIDARG,
                              E_NOTIMPL, S_OK, fail)
+from .._debug import install
 from . import d3d12_types as T
-from .com import IUnknown, NamedObject, seq_arg
+from .com import IUnknown, NamedObject, adopt, seq_arg
+from .info_queue import ID3D12DebugDevice, ID3D12InfoQueue, ID3D12InfoQueue1, report_live_objects
+
+HEAP_DEFAULT, HEAP_UPLOAD, HEAP_READBACK, HEAP_CUSTOM = (
+    T.D3D12_HEAP_TYPE_DEFAULT, T.D3D12_HEAP_TYPE_UPLOAD, T.D3D12_HEAP_TYPE_READBACK,
+    T.D3D12_HEAP_TYPE_CUSTOM)
+UAV_FLAG = T.D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS
 
 
 def _jax_devices():
@@ -79,22 +86,22 @@ def D3D12CreateDevice(pAdapter=None, MinimumFeatureLevel=T.D3D_FEATURE_LEVEL_11_
         fail(E_INVALIDARG, f"D3D12CreateDevice: MinimumFeatureLevel 0x{int(MinimumFeatureLevel):X} "
                            "is not a D3D_FEATURE_LEVEL")
     jd = pAdapter._jax_device if pAdapter is not None else _jax_devices()[0]
-    return ID3D12Device(rt.Device(jd), debug=ID3D12Debug.enabled)
+    return ID3D12Device(R.Device(jd), debug=ID3D12Debug.enabled)
 
 
 class ID3D12Device(ID3D12Object):
     """ID3D12Device: buffers, descriptor heaps, command queues, allocators, lists, fences."""
 
-    def __init__(self, core: rt.Device, debug=False):
+    _live_message = "LIVE_DEVICE"
+
+    def __init__(self, core: R.Device, debug=False):
         self._core = core
         core.debug = debug
         core.api = self
         if debug:
-            from .._debug import install
             install(core)
 
     def _extra_interfaces(self):
-        from .info_queue import ID3D12DebugDevice, ID3D12InfoQueue, ID3D12InfoQueue1
         return ((ID3D12InfoQueue, lambda: ID3D12InfoQueue.of(self)),
                 (ID3D12InfoQueue1, lambda: ID3D12InfoQueue.of(self)),
                 (ID3D12DebugDevice, lambda: ID3D12DebugDevice.of(self)))
@@ -104,7 +111,6 @@ class ID3D12Device(ID3D12Object):
         live objects (leaks), as ReportLiveDeviceObjects does."""
         refs = super().Release()
         if refs == 0 and self._core.debug:
-            from .info_queue import report_live_objects
             report_live_objects(self, "ID3D12Device::Release", 3, include_device=False)
         return refs
 
@@ -139,19 +145,19 @@ class ID3D12Device(ID3D12Object):
             fail(E_INVALIDARG, f"{m}: a buffer's Alignment must be 0 or 65536, got {d.Alignment}")
         flags = int(d.Flags)
         state = int(InitialResourceState)
-        if heap == 2 and state != rt.STATE_GENERIC_READ:
+        if heap == 2 and state != T.D3D12_RESOURCE_STATE_GENERIC_READ:
             fail(E_INVALIDARG, f"{m}: UPLOAD heap resources must start in "
                                "D3D12_RESOURCE_STATE_GENERIC_READ")
-        if heap == 3 and state != rt.STATE_COPY_DEST:
+        if heap == 3 and state != T.D3D12_RESOURCE_STATE_COPY_DEST:
             fail(E_INVALIDARG, f"{m}: READBACK heap resources must start in "
                                "D3D12_RESOURCE_STATE_COPY_DEST")
-        if heap in (2, 3) and flags & rt.FLAG_ALLOW_UNORDERED_ACCESS:
+        if heap in (2, 3) and flags & UAV_FLAG:
             fail(E_INVALIDARG, f"{m}: D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS is not allowed on "
                                "UPLOAD or READBACK heaps")
-        buf = rt.Buffer(self._core, int(d.Width), heap, flags, state)
+        buf = R.Buffer(self._core, int(d.Width), heap, flags, state)
         if self._core.observers:
-            self._core.notify("resource_created", buffer=buf)
-        return ID3D12Resource(self, buf, d)
+            self._core.observers.resource_created(buffer=buf)
+        return adopt(self._core, ID3D12Resource(self, buf, d))
 
     def CreateDescriptorHeap(self, pDescriptorHeapDesc):
         self._alive("CreateDescriptorHeap")
@@ -163,25 +169,25 @@ class ID3D12Device(ID3D12Object):
         if d.Flags & 1 and d.Type in (2, 3):
             fail(E_INVALIDARG, "ID3D12Device::CreateDescriptorHeap: RTV and DSV heaps cannot be "
                                "shader visible")
-        heap = rt.DescriptorHeap(self._core, int(d.Type), int(d.NumDescriptors), int(d.Flags))
-        return ID3D12DescriptorHeap(self, heap, d)
+        heap = R.DescriptorHeap(self._core, int(d.Type), int(d.NumDescriptors), int(d.Flags))
+        return adopt(self._core, ID3D12DescriptorHeap(self, heap, d))
 
     def GetDescriptorHandleIncrementSize(self, DescriptorHeapType):
-        return rt.DESCRIPTOR_INCREMENT
+        return R.DESCRIPTOR_INCREMENT
 
     def CreateCommandQueue(self, pDesc):
         self._alive("CreateCommandQueue")
         if pDesc.Type not in (0, 2, 3):
             fail(E_INVALIDARG, f"ID3D12Device::CreateCommandQueue: Type {pDesc.Type} is not DIRECT, "
                                "COMPUTE or COPY")
-        q = rt.Queue(self._core, int(pDesc.Type), pDesc.Priority, pDesc.Flags)
-        return ID3D12CommandQueue(self, q, pDesc)
+        q = Q.Queue(self._core, int(pDesc.Type), pDesc.Priority, pDesc.Flags)
+        return adopt(self._core, ID3D12CommandQueue(self, q, pDesc))
 
     def CreateCommandAllocator(self, type):
         self._alive("CreateCommandAllocator")
         if type not in (0, 1, 2, 3):
             fail(E_INVALIDARG, f"ID3D12Device::CreateCommandAllocator: bad type {type}")
-        return ID3D12CommandAllocator(self, rt.Allocator(self._core, int(type)))
+        return adopt(self._core, ID3D12CommandAllocator(self, C.Allocator(self._core, int(type))))
 
     def CreateCommandList(self, nodeMask, type, pCommandAllocator, pInitialState=None):
         self._alive("CreateCommandList")
@@ -194,11 +200,12 @@ class ID3D12Device(ID3D12Object):
                                f"type {type}")
         if alloc.recording is not None:
             fail(E_INVALIDARG, f"{m}: the allocator is already used by an open command list")
-        return ID3D12GraphicsCommandList(self, rt.CommandList(self._core, int(type), alloc))
+        return adopt(self._core, ID3D12GraphicsCommandList(self, C.CommandList(self._core,
+                                                                                int(type), alloc)))
 
     def CreateFence(self, InitialValue=0, Flags=0):
         self._alive("CreateFence")
-        return ID3D12Fence(self, rt.Fence(self._core, int(InitialValue)))
+        return adopt(self._core, ID3D12Fence(self, Q.Fence(self._core, int(InitialValue))))
 
     def GetDeviceRemovedReason(self):
         return self._core.removed_reason
@@ -208,7 +215,9 @@ class ID3D12Device(ID3D12Object):
 
 
 class ID3D12Resource(ID3D12Pageable):
-    def __init__(self, device, core: rt.Buffer, desc):
+    _live_message = "LIVE_RESOURCE"
+
+    def __init__(self, device, core: R.Buffer, desc):
         self._device, self._core = device, core
         self._desc = T.D3D12_RESOURCE_DESC(
             T.D3D12_RESOURCE_DIMENSION_BUFFER, 65536, int(desc.Width), 1, 1, 1, 0,
@@ -217,21 +226,21 @@ class ID3D12Resource(ID3D12Pageable):
     def Map(self, Subresource=0, pReadRange=None):
         """Returns a writable NumPy uint8 array over the buffer's bytes (UPLOAD/READBACK)."""
         b = self._core
-        if b.heap_type == rt.HEAP_DEFAULT:
+        if b.heap_type == HEAP_DEFAULT:
             fail(E_INVALIDARG, f"ID3D12Resource::Map: {b.label()} is on a DEFAULT heap, which "
                                "the CPU cannot map; copy it to a READBACK buffer")
         if Subresource != 0:
             fail(E_INVALIDARG, f"ID3D12Resource::Map: Subresource is {Subresource}; a buffer has "
                                "only subresource 0")
         if b.device.observers:
-            b.device.notify("map", buffer=b, read_range=pReadRange)
+            b.device.observers.map(buffer=b, read_range=pReadRange)
         b.mapped += 1
         return b.memory.flush()
 
     def Unmap(self, Subresource=0, pWrittenRange=None):
         b = self._core
         if b.device.observers:
-            b.device.notify("unmap", buffer=b, written_range=pWrittenRange)
+            b.device.observers.unmap(buffer=b, written_range=pWrittenRange)
         if b.mapped > 0:
             b.mapped -= 1
 
@@ -249,7 +258,9 @@ class ID3D12Resource(ID3D12Pageable):
 
 
 class ID3D12DescriptorHeap(ID3D12Pageable):
-    def __init__(self, device, core: rt.DescriptorHeap, desc):
+    _live_message = "LIVE_DESCRIPTORHEAP"
+
+    def __init__(self, device, core: R.DescriptorHeap, desc):
         self._device, self._core = device, core
         self._desc = T.D3D12_DESCRIPTOR_HEAP_DESC(desc.Type, desc.NumDescriptors, desc.Flags,
                                                   desc.NodeMask)
@@ -269,6 +280,8 @@ class ID3D12DescriptorHeap(ID3D12Pageable):
 
 
 class ID3D12CommandAllocator(ID3D12Pageable):
+    _live_message = "LIVE_COMMANDALLOCATOR"
+
     def __init__(self, device, core):
         self._device, self._core = device, core
 
@@ -278,6 +291,8 @@ class ID3D12CommandAllocator(ID3D12Pageable):
 
 
 class ID3D12CommandList(ID3D12DeviceChild):
+    _live_message = "LIVE_COMMANDLIST12"
+
     def GetType(self):
         return T.D3D12_COMMAND_LIST_TYPE(self._core.type)
 
@@ -285,14 +300,14 @@ class ID3D12CommandList(ID3D12DeviceChild):
 class ID3D12GraphicsCommandList(ID3D12CommandList):
     """Records frozen command records; misuse is sticky and makes Close fail (E_INVALIDARG)."""
 
-    def __init__(self, device, core: rt.CommandList):
+    def __init__(self, device, core: C.CommandList):
         self._device, self._core = device, core
 
     def _recording(self, method) -> bool:
         cl = self._core
         if not cl.open:
             cl.record_error(f"ID3D12GraphicsCommandList::{method}: the command list is closed; "
-                            "Reset it before recording")
+                            "Reset it before recording", "COMMAND_LIST_CLOSED")
             return False
         return True
 
@@ -313,10 +328,11 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
         types = [h.type for h in cores]
         if len(set(types)) != len(types) or any(not h.shader_visible for h in cores):
             self._core.record_error(f"ID3D12GraphicsCommandList::{m}: at most one shader-visible "
-                                    "heap per type (CBV_SRV_UAV, SAMPLER) may be set")
+                                    "heap per type (CBV_SRV_UAV, SAMPLER) may be set",
+                                    "SET_DESCRIPTOR_HEAP_INVALID")
             return
         self._core.heaps = cores
-        self._core.append(rt.SetHeaps(cores))
+        self._core.append(C.SetHeaps(cores))
 
     def ResourceBarrier(self, *args):
         m = "ID3D12GraphicsCommandList::ResourceBarrier"
@@ -324,29 +340,34 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
             return
         records = []
         for i, b in enumerate(seq_arg(m, args, "barrier array")):
-            if b.Type == 0:
+            if b.Type == T.D3D12_RESOURCE_BARRIER_TYPE_TRANSITION:
                 t = b.Transition
                 if t.pResource is None:
-                    return self._core.record_error(f"{m}: barrier {i}: Transition.pResource is null")
+                    return self._core.record_error(
+                        f"{m}: barrier {i}: Transition.pResource is null",
+                        "RESOURCE_BARRIER_NULL_POINTER")
                 if t.StateBefore == t.StateAfter:
                     return self._core.record_error(
                         f"{m}: barrier {i}: StateBefore and StateAfter are both "
-                        f"0x{int(t.StateAfter):X}; a transition must change the state")
-                if t.pResource._core.heap_type != rt.HEAP_DEFAULT:
+                        f"0x{int(t.StateAfter):X}; a transition must change the state",
+                        "RESOURCE_BARRIER_MATCHING_STATES")
+                if t.pResource._core.heap_type != HEAP_DEFAULT:
                     return self._core.record_error(
                         f"{m}: barrier {i}: {t.pResource._core.label()} is on an UPLOAD or "
-                        "READBACK heap, whose state cannot change")
-                records.append(rt.Barrier(0, t.pResource._core, int(t.StateBefore),
-                                          int(t.StateAfter)))
-            elif b.Type == 1:
+                        "READBACK heap, whose state cannot change", "RESOURCE_BARRIER_INVALID_HEAP")
+                records.append(C.Barrier(C.TRANSITION, t.pResource._core, int(t.StateBefore),
+                                         int(t.StateAfter)))
+            elif b.Type == T.D3D12_RESOURCE_BARRIER_TYPE_ALIASING:
                 a = b.Aliasing
-                records.append(rt.Barrier(1, a.pResourceBefore and a.pResourceBefore._core,
-                                          resource_after=a.pResourceAfter and a.pResourceAfter._core))
-            elif b.Type == 2:
-                records.append(rt.Barrier(2, b.UAV.pResource and b.UAV.pResource._core))
+                after = a.pResourceAfter and a.pResourceAfter._core
+                records.append(C.Barrier(C.ALIASING, a.pResourceBefore and a.pResourceBefore._core,
+                                         resource_after=after))
+            elif b.Type == T.D3D12_RESOURCE_BARRIER_TYPE_UAV:
+                records.append(C.Barrier(C.UAV, b.UAV.pResource and b.UAV.pResource._core))
             else:
                 return self._core.record_error(f"{m}: barrier {i}: Type {b.Type} is not a "
-                                               "D3D12_RESOURCE_BARRIER_TYPE")
+                                               "D3D12_RESOURCE_BARRIER_TYPE",
+                                               "RESOURCE_BARRIER_INVALID_TYPE")
         for r in records:
             self._core.append(r)
 
@@ -356,8 +377,8 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
             return
         err = _copy_error(pDstBuffer, int(DstOffset), pSrcBuffer, int(SrcOffset), int(NumBytes))
         if err:
-            return self._core.record_error(f"{m}: {err}")
-        self._core.append(rt.CopyRegion(pDstBuffer._core, int(DstOffset), pSrcBuffer._core,
+            return self._core.record_error(f"{m}: {err[0]}", err[1])
+        self._core.append(C.CopyRegion(pDstBuffer._core, int(DstOffset), pSrcBuffer._core,
                                         int(SrcOffset), int(NumBytes)))
 
     def CopyResource(self, pDstResource, pSrcResource):
@@ -365,41 +386,47 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
         if not self._recording("CopyResource"):
             return
         if pDstResource is None or pSrcResource is None:
-            return self._core.record_error(f"{m}: a resource is null")
+            return self._core.record_error(f"{m}: a resource is null", "COPYBUFFERREGION_NULLDST")
         if pDstResource._core.width != pSrcResource._core.width:
             return self._core.record_error(
                 f"{m}: the resources differ in size ({pDstResource._core.width} and "
-                f"{pSrcResource._core.width} bytes); CopyResource needs identical resources")
+                f"{pSrcResource._core.width} bytes); CopyResource needs identical resources",
+                "INVALID_COPY")
         err = _copy_error(pDstResource, 0, pSrcResource, 0, pSrcResource._core.width)
         if err:
-            return self._core.record_error(f"{m}: {err}")
-        self._core.append(rt.CopyRegion(pDstResource._core, 0, pSrcResource._core, 0,
+            return self._core.record_error(f"{m}: {err[0]}", err[1])
+        self._core.append(C.CopyRegion(pDstResource._core, 0, pSrcResource._core, 0,
                                         pSrcResource._core.width))
 
 
 def _copy_error(dst, dst_off, src, src_off, n):
+    """(message, debug catalogue name) of what is wrong with a copy, or None."""
     if dst is None or src is None:
-        return "a buffer is null"
+        return "a buffer is null", "COPYBUFFERREGION_NULLDST"
     d, s = dst._core, src._core
     if d is s:
-        return "source and destination are the same resource"
-    if n <= 0 and n != 0:
-        return f"NumBytes is {n}"
-    if d.heap_type == rt.HEAP_UPLOAD:
-        return f"the destination {d.label()} is on an UPLOAD heap, which the GPU cannot write"
-    if s.heap_type == rt.HEAP_READBACK:
-        return f"the source {s.label()} is on a READBACK heap, which the GPU cannot read"
+        return "source and destination are the same resource", "INVALID_COPY"
+    if n < 0:
+        return f"NumBytes is {n}", "INVALID_COPY"
+    if d.heap_type == HEAP_UPLOAD:
+        return (f"the destination {d.label()} is on an UPLOAD heap, which the GPU cannot write",
+                "INVALID_COPY")
+    if s.heap_type == HEAP_READBACK:
+        return (f"the source {s.label()} is on a READBACK heap, which the GPU cannot read",
+                "INVALID_COPY")
     if dst_off + n > d.width:
-        return f"the destination range [{dst_off}, {dst_off + n}) is past the end of {d.label()} " \
-               f"({d.width} bytes)"
+        return (f"the destination range [{dst_off}, {dst_off + n}) is past the end of "
+                f"{d.label()} ({d.width} bytes)", "COPYBUFFERREGION_DSTRANGEOUTOFBOUNDS")
     if src_off + n > s.width:
-        return f"the source range [{src_off}, {src_off + n}) is past the end of {s.label()} " \
-               f"({s.width} bytes)"
+        return (f"the source range [{src_off}, {src_off + n}) is past the end of {s.label()} "
+                f"({s.width} bytes)", "COPYBUFFERREGION_SRCRANGEOUTOFBOUNDS")
     return None
 
 
 class ID3D12CommandQueue(ID3D12Pageable):
-    def __init__(self, device, core: rt.Queue, desc):
+    _live_message = "LIVE_COMMANDQUEUE"
+
+    def __init__(self, device, core: Q.Queue, desc):
         self._device, self._core = device, core
         self._desc = T.D3D12_COMMAND_QUEUE_DESC(desc.Type, desc.Priority, desc.Flags, desc.NodeMask)
 
@@ -414,37 +441,43 @@ class ID3D12CommandQueue(ID3D12Pageable):
         lists = seq_arg(m, args, "command list array")
         for i, cl in enumerate(lists):
             core = cl._core
-            problem = None
+            problem = message_id = None
             if core.open:
                 problem = f"command list {i} is still open; Close it before executing it"
+                message_id = "EXECUTECOMMANDLISTS_OPENCOMMANDLIST"
             elif core.error is not None:
                 problem = f"command list {i} failed to close: {core.error}"
+                message_id = "EXECUTECOMMANDLISTS_FAILEDCOMMANDLIST"
             elif core.type != self._core.type:
                 problem = f"command list {i} has type {core.type} but the queue has type " \
                           f"{self._core.type}"
+                message_id = "EXECUTECOMMANDLISTS_COMMANDLISTMISMATCH"
             if problem:
-                dev.notify("queue_misuse", message=f"{m}: {problem}")
+                if dev.observers:
+                    dev.observers.queue_misuse(message=f"{m}: {problem}", message_id=message_id)
                 if config.settings.strict:
                     fail(DXGI_ERROR_INVALID_CALL, f"{m}: {problem}")
                 dev.remove(DXGI_ERROR_INVALID_CALL, f"{m}: {problem}")
                 return
         if dev.removed:
             return
-        self._core.submit(("execute", tuple(cl._core for cl in lists)))
+        self._core.submit(Q.Execute(tuple(cl._core for cl in lists)))
 
     def Signal(self, pFence, Value):
         self._core.device.check_alive("ID3D12CommandQueue::Signal")
-        self._core.submit(("signal", pFence._core, int(Value)))
+        self._core.submit(Q.Signal(pFence._core, int(Value)))
         return S_OK
 
     def Wait(self, pFence, Value):
         self._core.device.check_alive("ID3D12CommandQueue::Wait")
-        self._core.submit(("wait", pFence._core, int(Value)))
+        self._core.submit(Q.Wait(pFence._core, int(Value)))
         return S_OK
 
 
 class ID3D12Fence(ID3D12Pageable):
-    def __init__(self, device, core: rt.Fence):
+    _live_message = "LIVE_MONITOREDFENCE"
+
+    def __init__(self, device, core: Q.Fence):
         self._device, self._core = device, core
 
     def GetCompletedValue(self):
@@ -452,7 +485,7 @@ class ID3D12Fence(ID3D12Pageable):
             return 0xFFFFFFFFFFFFFFFF  # as D3D12 reports for a removed device
         value = self._core.completed_value()
         if self._core.device.observers:  # the CPU now knows this much work is done
-            self._core.device.notify("fence_wait", fence=self._core, value=value)
+            self._core.device.observers.fence_wait(fence=self._core, value=value)
         return value
 
     def Signal(self, Value):
@@ -464,9 +497,9 @@ class ID3D12Fence(ID3D12Pageable):
         """Set ``hEvent`` when the fence reaches ``Value``; with ``hEvent`` None, block."""
         f = self._core
         if hEvent is None:
-            f.wait(int(Value), rt.INFINITE)
+            f.wait(int(Value), Q.INFINITE)
             if f.device.observers:
-                f.device.notify("fence_wait", fence=f, value=int(Value))
+                f.device.observers.fence_wait(fence=f, value=int(Value))
             return S_OK
         if f.completed_value() >= Value:
             hEvent._core.set()

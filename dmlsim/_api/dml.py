@@ -2,15 +2,23 @@
 binding tables, command recorders; DMLCreateDevice(1) and DMLCalcBufferTensorSize."""
 from __future__ import annotations
 
-from .._core import binding as B, config, dtypes, registry
-from .._core import dml as core
 import functools
 
+from .._core import binding as B, config, dtypes, registry
+from .._core import dml as core
 from .._core.hresult import (DXGI_ERROR_DEVICE_REMOVED, DXGI_ERROR_UNSUPPORTED, E_INVALIDARG,
                              E_NOTIMPL, HResultError, S_OK, fail)
+from .._core.resources import heap_of
+from .._core.validation import support_block
+from .._debug import install
 from .._schema import structs_generated as S
+from .._schema.d3d12_enums import D3D12_COMMAND_LIST_TYPE, D3D12_DESCRIPTOR_HEAP_TYPE
 from .._schema.operators_generated import OPERATORS
-from .com import NamedObject, seq_arg
+from .com import NamedObject, adopt, seq_arg
+
+_DISPATCH_LISTS = (D3D12_COMMAND_LIST_TYPE.D3D12_COMMAND_LIST_TYPE_DIRECT,
+                   D3D12_COMMAND_LIST_TYPE.D3D12_COMMAND_LIST_TYPE_COMPUTE)
+_CBV_SRV_UAV = D3D12_DESCRIPTOR_HEAP_TYPE.D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV
 
 _BY_VALUE = {s["value"]: s for s in OPERATORS.values()}
 
@@ -25,8 +33,9 @@ def _reported(fn):
         except HResultError as err:
             dev = self._device._core if hasattr(self, "_device") else self._core
             if dev.d3d.observers and err.hresult != DXGI_ERROR_DEVICE_REMOVED:
-                dev.d3d.notify("dml_error", device=dev, method=fn.__qualname__.replace(".", "::"),
-                               message=err.message, hresult=err.hresult)
+                dev.d3d.observers.dml_error(device=dev,
+                                            method=fn.__qualname__.replace(".", "::"),
+                                            message=err.message, hresult=err.hresult)
             raise
     return method
 
@@ -36,7 +45,7 @@ _EMPTY_TABLE = ("the binding table is empty (created or Reset with a null DML_BI
 
 
 class IDMLObject(NamedObject):
-    pass
+    _live_message = "DML_LIVE_OBJECT"
 
 
 class IDMLDeviceChild(IDMLObject):
@@ -128,20 +137,21 @@ class IDMLBindingTable(IDMLDeviceChild):
         try:
             fn()
         except B.Misuse as m:
-            t.device.misuse(f"IDMLBindingTable::{method}", str(m), table=t)
+            t.device.misuse(f"IDMLBindingTable::{method}", str(m), message_id=m.message_id,
+                            table=t)
 
     def BindInputs(self, *args):
         def go():
             items = seq_arg("IDMLBindingTable::BindInputs", args, "binding array")
             payload = [_binding_payload(b, "BindInputs", i) for i, b in enumerate(items)]
-            self._core.commit(inputs=B.inputs(self._core, payload))
+            self._core.commit(inputs=B.inputs(self._core.layout, payload))
         self._void("BindInputs", go)
 
     def BindOutputs(self, *args):
         def go():
             items = seq_arg("IDMLBindingTable::BindOutputs", args, "binding array")
             payload = [_binding_payload(b, "BindOutputs", i) for i, b in enumerate(items)]
-            self._core.commit(outputs=B.outputs(self._core, payload))
+            self._core.commit(outputs=B.outputs(self._core.layout, payload))
         self._void("BindOutputs", go)
 
     def _bind_resource(self, method, binding, kind):
@@ -149,7 +159,7 @@ class IDMLBindingTable(IDMLDeviceChild):
             t, p = _binding_payload(binding, method, 0)
             if t not in (B.NONE, B.BUFFER):
                 raise B.Misuse(f"the {kind} resource takes DML_BINDING_TYPE_BUFFER or NONE")
-            self._core.commit(**{kind: B.resource(self._core, p, kind)})
+            self._core.commit(**{kind: B.resource(self._core.layout, p, kind)})
         self._void(method, go)
 
     def BindTemporaryResource(self, binding=None):
@@ -186,47 +196,52 @@ class IDMLCommandRecorder(IDMLDeviceChild):
         try:
             record = _dispatch_record(self._device, commandList, dispatchable, bindings)
         except B.Misuse as err:
-            dev.misuse(m, str(err), cmd_list=getattr(commandList, "_core", None),
+            dev.misuse(m, str(err), message_id=err.message_id,
+                       cmd_list=getattr(commandList, "_core", None),
                        dispatchable=getattr(dispatchable, "_core", None),
                        table=getattr(bindings, "_core", None))
             return
         commandList._core.append(record)
         if dev.d3d.observers:
-            dev.d3d.notify("record_dispatch", cmd_list=commandList._core, record=record,
-                           table=bindings._core)
+            dev.d3d.observers.record_dispatch(cmd_list=commandList._core, record=record,
+                                              table=bindings._core)
 
 
 def _dispatch_record(device, cl_api, d_api, t_api):
+    bad = "DML_INVALID_RECORD_DISPATCH"
     if cl_api is None or d_api is None or t_api is None:
-        raise B.Misuse("commandList, dispatchable and bindings are required")
+        raise B.Misuse("commandList, dispatchable and bindings are required", bad)
     cl = cl_api._core
     if not cl.open:
-        raise B.Misuse("the command list is closed; it must be open")
-    if cl.type not in (0, 2):
+        raise B.Misuse("the command list is closed; it must be open", bad)
+    if cl.type not in _DISPATCH_LISTS:
         raise B.Misuse(f"the command list has type {cl.type}; it must be "
-                       "D3D12_COMMAND_LIST_TYPE_DIRECT or D3D12_COMMAND_LIST_TYPE_COMPUTE")
+                       "D3D12_COMMAND_LIST_TYPE_DIRECT or D3D12_COMMAND_LIST_TYPE_COMPUTE", bad)
     if t_api._core is None:
-        raise B.Misuse(_EMPTY_TABLE)
+        raise B.Misuse(_EMPTY_TABLE, bad)
     d, table = d_api._core, t_api._core
     if d_api._device is not device or t_api._device is not device:
-        raise B.Misuse("the dispatchable and binding table must come from this DirectML device")
+        raise B.Misuse("the dispatchable and binding table must come from this DirectML device",
+                       bad)
     if table.dispatchable is not d:
-        raise B.Misuse("the binding table was created (or Reset) for a different dispatchable")
+        raise B.Misuse("the binding table was created (or Reset) for a different dispatchable",
+                       bad)
     heap = table.heap
     if heap not in cl.heaps:
         raise B.Misuse("the descriptor heap holding the binding table is not set on the command "
-                       "list; call ID3D12GraphicsCommandList::SetDescriptorHeaps first")
-    volatile = isinstance(d, core.CompiledOperator) and d.volatile
-    if not volatile:
-        missing = B.missing(table)
+                       "list; call ID3D12GraphicsCommandList::SetDescriptorHeaps first",
+                       "DML_DESCRIPTOR_HEAP_NOT_SET")
+    lay = table.layout
+    if not d.volatile:
+        missing = B.missing(lay, table)
         if missing:
             raise B.Misuse("required bindings are not set: " + ", ".join(missing) +
                            " (bind them before recording, or compile with "
-                           "DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE)")
-        hazard = B.hazards(table)
+                           "DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE)", "DML_MISSING_BINDING")
+        hazard = B.hazards(lay, table.inputs, table.outputs, table.temporary, table.persistent)
         if hazard:
-            raise B.Misuse(f"binding hazard: {hazard}")
-    count = d.descriptor_count
+            raise B.Misuse(f"binding hazard: {hazard}", "DML_ILLEGAL_ALIASING")
+    count = lay.descriptor_count
     return core.DmlDispatch(d, heap, table.gpu_index, count,
                             tuple(heap.slots[table.gpu_index:table.gpu_index + count]))
 
@@ -236,6 +251,9 @@ class IDMLDevice(IDMLObject):
         self._d3d = d3d_api
         self._core = core.DmlDevice(d3d_api._core, int(flags), level)
         self._core.api = self
+
+    def _adopt(self, shell):
+        return adopt(self._d3d._core, shell)
 
     def _extra_interfaces(self):
         if self._core.debug:
@@ -274,7 +292,7 @@ class IDMLDevice(IDMLObject):
 
     @_reported
     def CreateOperator(self, desc):
-        return IDMLOperator(self, self._core.create_operator(desc, _BY_VALUE))
+        return self._adopt(IDMLOperator(self, self._core.create_operator(desc, _BY_VALUE)))
 
     @_reported
     def CompileOperator(self, op, flags=0):
@@ -288,12 +306,12 @@ class IDMLDevice(IDMLObject):
         c = core.CompiledOperator(op._core, int(flags))
         # Compiled programs are shared by every compilation of the same desc and flags.
         c.programs = self._core.compile_cache.setdefault((c.spec, c.flags), c.programs)
-        return IDMLCompiledOperator(self, c)
+        return self._adopt(IDMLCompiledOperator(self, c))
 
     @_reported
     def CreateOperatorInitializer(self, *args):
         ops = _compiled_list(self, "IDMLDevice::CreateOperatorInitializer", args)
-        return IDMLOperatorInitializer(self, core.OperatorInitializer(self._core, ops))
+        return self._adopt(IDMLOperatorInitializer(self, core.OperatorInitializer(self._core, ops)))
 
     def _table_args(self, desc, method):
         if desc is None:
@@ -302,14 +320,13 @@ class IDMLDevice(IDMLObject):
         if not isinstance(d, IDMLDispatchable) or d._device is not self:
             fail(E_INVALIDARG, f"{method}: Dispatchable must be a compiled operator or operator "
                                "initializer of this device")
-        from .._core.runtime import heap_of
         cpu, gpu = int(desc.CPUDescriptorHandle.ptr), int(desc.GPUDescriptorHandle.ptr)
         heap = heap_of(cpu)
         size = int(desc.SizeInDescriptors)
-        need = d._core.descriptor_count
+        need = d._core.layout.descriptor_count
         if heap is None:
             fail(E_INVALIDARG, f"{method}: CPUDescriptorHandle 0x{cpu:X} is not in a descriptor heap")
-        if heap.type != 0:  # the page: "must have type D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV"
+        if heap.type != _CBV_SRV_UAV:  # the page: "must have type D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV"
             fail(E_INVALIDARG, f"{method}: the descriptor heap has type {heap.type}; binding "
                                "tables need a D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV heap")
         if heap_of(gpu, gpu=True) is not heap or heap.index_of(cpu) != heap.index_of(gpu, True):
@@ -327,13 +344,13 @@ class IDMLDevice(IDMLObject):
     def CreateBindingTable(self, desc=None):
         self._alive("IDMLDevice::CreateBindingTable")
         if desc is None:  # "This may be nullptr, indicating an empty binding table."
-            return IDMLBindingTable(self, None)
+            return self._adopt(IDMLBindingTable(self, None))
         args = self._table_args(desc, "IDMLDevice::CreateBindingTable")
-        return IDMLBindingTable(self, core.BindingTable(self._core, *args))
+        return self._adopt(IDMLBindingTable(self, core.BindingTable(self._core, *args)))
 
     def CreateCommandRecorder(self):
         self._alive("IDMLDevice::CreateCommandRecorder")
-        return IDMLCommandRecorder(self)
+        return self._adopt(IDMLCommandRecorder(self))
 
     def Evict(self, *args):
         self._alive("IDMLDevice::Evict")
@@ -353,6 +370,8 @@ class IDMLDevice1(IDMLDevice):
 
 
 class IDMLDebugDevice(IDMLObject):
+    _live_message = None  # a debug interface: not reported as a leak
+
     def __init__(self, device):
         self._device, self._core = device, device._core
 
@@ -363,7 +382,6 @@ class IDMLDebugDevice(IDMLObject):
 def data_type_supported(data_type: int, level: int) -> bool:
     """True when some operator implemented by dmlsim supports ``data_type`` at ``level``,
     from the same support tables CreateOperator uses."""
-    from .._core.validation import support_block
     short = dtypes.SHORT_NAMES.get(data_type)
     if short is None:
         return False
@@ -397,11 +415,10 @@ def DMLCreateDevice1(d3d12Device, flags=0, minimumFeatureLevel=0x1000, *_):
         fail(DXGI_ERROR_UNSUPPORTED, f"DMLCreateDevice1: minimumFeatureLevel "
                                      f"{config.fl_name(int(minimumFeatureLevel))} is above the "
                                      f"emulated {config.fl_name(level)}")
-    dev = IDMLDevice1(d3d12Device, flags, level)
+    dev = adopt(d3d12Device._core, IDMLDevice1(d3d12Device, flags, level))
     if int(flags) & 1:
-        from .._debug import install
         install(d3d12Device._core)  # the debug layer observes the D3D12 device's work
-        d3d12Device._core.notify("dml_debug_device", device=dev._core)
+        d3d12Device._core.observers.dml_debug_device(device=dev._core)
     return dev
 
 

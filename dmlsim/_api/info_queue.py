@@ -299,37 +299,22 @@ class ID3D12InfoQueue1(ID3D12InfoQueue):
 
 # ---- live objects ----------------------------------------------------------------------------
 
-def _live_kinds():
-    from . import d3d12 as D
-    return ((D.ID3D12Device, "LIVE_DEVICE"), (D.ID3D12CommandQueue, "LIVE_COMMANDQUEUE"),
-            (D.ID3D12CommandAllocator, "LIVE_COMMANDALLOCATOR"),
-            (D.ID3D12CommandList, "LIVE_COMMANDLIST12"), (D.ID3D12Resource, "LIVE_RESOURCE"),
-            (D.ID3D12DescriptorHeap, "LIVE_DESCRIPTORHEAP"), (D.ID3D12Fence, "LIVE_MONITOREDFENCE"),
-            (IUnknown, "DML_LIVE_OBJECT"))
-
-
-def _live_id(o) -> tuple:
-    """(rank, message name) of a live object: the device first, DirectML objects last."""
-    return next((k, name) for k, (cls, name) in enumerate(_live_kinds()) if isinstance(o, cls))
+# Message of each kind of live object, in report order (the device first, DirectML objects
+# last); each interface class names its kind in ``_live_message``.
+_LIVE_ORDER = ("LIVE_DEVICE", "LIVE_COMMANDQUEUE", "LIVE_COMMANDALLOCATOR", "LIVE_COMMANDLIST12",
+               "LIVE_RESOURCE", "LIVE_DESCRIPTORHEAP", "LIVE_MONITOREDFENCE", "DML_LIVE_OBJECT")
 
 
 def live_objects(device) -> list:
     """Interface objects of ``device`` that are reachable and not Released to 0 (the device
-    itself included; the debug interfaces skipped), the device first, DirectML objects last."""
-    from .dml import IDMLDebugDevice, IDMLDevice
-    gc.collect()
-    out = []
-    for o in gc.get_objects():
-        if not isinstance(o, IUnknown) or getattr(o, "_refs", 1) <= 0 or \
-                isinstance(o, (ID3D12InfoQueue, ID3D12DebugDevice, IDMLDebugDevice)):
-            continue
-        owner = o if o is device else getattr(o, "_d3d", None) or getattr(o, "_device", None)
-        if isinstance(owner, IDMLDevice):
-            owner = owner._d3d
-        if owner is device:
-            out.append(o)
-    return sorted(out, key=lambda o: (_live_id(o)[0], type(o).__name__,
-                                      getattr(getattr(o, "_core", None), "name", "")))
+    itself included), the device first, DirectML objects last. The core device keeps a weak
+    set of the interface objects made from it; debug interfaces are not in it."""
+    gc.collect()  # objects kept only by reference cycles are not leaks
+    out = [device] + [o for o in list(device._core.children)
+                      if getattr(o, "_live_message", None) in _LIVE_ORDER]
+    out = [o for o in out if getattr(o, "_refs", 1) > 0]
+    return sorted(out, key=lambda o: (_LIVE_ORDER.index(o._live_message), type(o).__name__,
+                                      getattr(getattr(o, "_core", None), "name", "") or ""))
 
 
 def report_live_objects(device, method: str, flags: int, include_device: bool) -> int:
@@ -349,7 +334,7 @@ def report_live_objects(device, method: str, flags: int, include_device: bool) -
         for o in objs:
             core = getattr(o, "_core", None)
             name = getattr(core, "name", "") if core is not None else ""
-            layer.emit(_live_id(o)[1], f"{method}: Live {type(o).__name__} at 0x{id(o):X}, Name: "
+            layer.emit(o._live_message, f"{method}: Live {type(o).__name__} at 0x{id(o):X}, Name: "
                                     f"{repr(name) if name else '(unnamed)'}, Refcount: "
                                     f"{getattr(o, '_refs', 1)}")
     return len(objs)

@@ -1,10 +1,10 @@
 """The Win32 pieces DirectML samples use: events and waits."""
 from __future__ import annotations
 
-from .._core import runtime as rt
+from .._core import queue as Q
 from .._core.hresult import S_OK
 
-INFINITE = rt.INFINITE
+INFINITE = Q.INFINITE
 WAIT_OBJECT_0 = 0
 WAIT_TIMEOUT = 0x102
 WAIT_FAILED = 0xFFFFFFFF
@@ -13,7 +13,7 @@ WAIT_FAILED = 0xFFFFFFFF
 class HANDLE:
     """An event handle returned by CreateEvent."""
 
-    def __init__(self, core: rt.Event):
+    def __init__(self, core: Q.Event):
         self._core = core
 
     def __repr__(self):
@@ -22,7 +22,7 @@ class HANDLE:
 
 def CreateEvent(lpEventAttributes=None, bManualReset=True, bInitialState=False, lpName=None):
     """CreateEvent(None, True, False, None); every argument is optional."""
-    return HANDLE(rt.Event(bool(bManualReset), bool(bInitialState)))
+    return HANDLE(Q.Event(bool(bManualReset), bool(bInitialState)))
 
 
 CreateEventW = CreateEventA = CreateEvent
@@ -52,7 +52,7 @@ def WaitForSingleObject(hHandle, dwMilliseconds=INFINITE):
         return WAIT_TIMEOUT
     for f, v in ev.waits:  # debug layer: the CPU has now waited for this fence value
         if f.device.observers and f.completed >= v:
-            f.device.notify("fence_wait", fence=f, value=v)
+            f.device.observers.fence_wait(fence=f, value=v)
     ev.waits = [(f, v) for f, v in ev.waits if f.completed < v]
     if not ev.manual_reset:
         ev.flag = False

@@ -1,32 +1,31 @@
-"""The DirectML side of the runtime: device, operators, compiled operators, initializers,
-binding tables and the dispatch command.
+"""The DirectML side of the runtime: device, operators, dispatchables (compiled operators and
+operator initializers), binding tables and the dispatch record.
 
-Binding-table policy (documented in docs/binding.md):
-- a compiled operator uses one descriptor per flattened input slot, one per output slot,
-  then one for the temporary and one for the persistent resource;
-- an initializer uses, per operator, one descriptor per input slot, then one persistent
-  output descriptor per operator, then one temporary descriptor;
-- TemporaryResourceSize is 0 (every kernel works in registers and in its outputs);
-- PersistentResourceSize is the sum of the OWNED_BY_DML input tensors' TotalTensorSizeInBytes,
-  each rounded up to DML_PERSISTENT_BUFFER_ALIGNMENT: the initializer copies those tensors
-  there and execution reads them from there.
+A dispatchable describes its bindings once, as a :class:`~.layout.BindingLayout`, and
+executes itself from the descriptors a dispatch reads at execution (``execute``); those that
+can be traced into a whole-list program (``compilable``) also give their views and kernel.
+
+Binding-table policy (docs/binding.md): a compiled operator uses one descriptor per flattened
+input slot, one per output slot, then one for the temporary and one for the persistent
+resource; an initializer uses, per operator, one descriptor per input slot, then one
+persistent output descriptor per operator, then one temporary descriptor. The temporary size
+is the operator's ``temporary_bytes`` (0 by default); the persistent size its
+``persistent_bytes`` (by default the OWNED_BY_DML inputs as stored, each rounded up to
+DML_PERSISTENT_BUFFER_ALIGNMENT): the initializer stores those tensors there and execution
+reads them from there.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from . import config, registry, validation
-from .hresult import (DXGI_ERROR_DEVICE_REMOVED, E_INVALIDARG, E_NOTIMPL, HResultError, fail,
-                      hresult_name)
-from .runtime import Buffer, Device, ExecutionFault, handler
+from . import config, registry, validation, views
+from .commands import ExecutionFault, handler, record
+from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_INVALIDARG, E_NOTIMPL, HResultError, fail, \
+    hresult_name
+from .layout import OPTIONAL, BindingLayout, align_up, initializer_layout, operator_layout
+from .memory import DeviceMemory
+from .resources import Device, Range
 from .tensor import OpSpec
 
-ALIGN = 256  # DML_PERSISTENT_BUFFER_ALIGNMENT == DML_TEMPORARY_BUFFER_ALIGNMENT
 EXEC_HALF, EXEC_DISABLE_META, EXEC_VOLATILE = 1, 2, 4
-
-
-def _align(n: int, a: int = ALIGN) -> int:
-    return (n + a - 1) // a * a
 
 
 class DmlDevice:
@@ -57,18 +56,23 @@ class DmlDevice:
                  f"{method}: the DirectML device was removed "
                  f"({hresult_name(self.removed_reason)}): {self.removed_message}")
 
-    def misuse(self, method: str, message: str, hr: int = E_INVALIDARG, **objects) -> None:
+    def misuse(self, method: str, message: str, hr: int = E_INVALIDARG,
+               message_id: str = "DML_INVALID_BINDING", **objects) -> None:
         """Misuse in a void method: raise in strict mode, otherwise remove the device.
-        ``objects`` (table=, cmd_list=, dispatchable=) name the objects for the debug layer."""
+        ``objects`` (table=, cmd_list=, dispatchable=) name the objects for the debug layer;
+        ``message_id`` is the debug catalogue entry the message belongs to."""
         text = f"{method}: {message}"
-        self.d3d.notify("dml_misuse", method=method, message=text, hresult=hr, device=self,
-                        **objects)
+        obs = self.d3d.observers
+        if obs:
+            obs.dml_misuse(method=method, message=text, hresult=hr, device=self,
+                           message_id=message_id, **objects)
         if config.settings.strict:
             fail(hr, text)
         if not self.own_removed_reason:
             self.own_removed_reason = hr
             self.own_removed_message = text
-            self.d3d.notify("device_removed", reason=hr, message=text, device=self)
+            if obs:
+                obs.device_removed(reason=hr, message=text, device=self)
 
     # ---- operators -----------------------------------------------------------------------
     def create_operator(self, op_desc, schemas_by_value) -> "Operator":
@@ -79,33 +83,30 @@ class DmlDevice:
                             "the implemented operators)")
         spec = validation.operator_desc(op_desc, schemas_by_value)
         opdef = registry.get(spec.name)
-        validation.check_support(spec, schema, self.feature_level, config.settings.x64,
+        level = self.feature_level
+        validation.check_support(spec, schema, level, config.settings.x64,
                                  opdef.condition and (lambda c: opdef.condition(spec, c)))
+        check = registry.Check(spec.name, level)
         for rule in opdef.rules:
-            if getattr(rule, "needs_feature_level", False):  # POW: "until 3_0, ..."
-                rule(spec, self.feature_level)
-            else:
-                rule(spec)
-        for fused in validation.fused_activations(spec, schemas_by_value, self.feature_level):
-            self._check_fused(spec, fused, self.feature_level)
+            rule(spec, check)
+        registry.check_output_sizes(opdef, spec, check)
+        for fused in validation.fused_activations(spec, schemas_by_value, level):
+            check_fused(spec, fused, level)
         return Operator(self, spec, opdef, schema)
 
-    @staticmethod
-    def _check_fused(spec, fused, level) -> None:
-        """A fused activation's own rules (SOFTPLUS's Steepness >= 1, ...), reported under
-        the operator that fuses it."""
-        fdef = registry.get(fused.name)
-        if fdef is None:
-            fail(E_NOTIMPL, f"{spec.name}: FusedActivation {fused.name} is not implemented "
-                            "in dmlsim")
-        for rule in fdef.rules:
-            try:
-                if getattr(rule, "needs_feature_level", False):
-                    rule(fused, level)
-                else:
-                    rule(fused)
-            except HResultError as e:
-                fail(e.hresult, f"{spec.name}: FusedActivation: {e.message}")
+
+def check_fused(spec, fused, level) -> None:
+    """A fused activation's own rules (SOFTPLUS's Steepness >= 1, ...), reported under the
+    operator that fuses it."""
+    fdef = registry.get(fused.name)
+    if fdef is None:
+        fail(E_NOTIMPL, f"{spec.name}: FusedActivation {fused.name} is not implemented in dmlsim")
+    check = registry.Check(fused.name, level)
+    for rule in fdef.rules:
+        try:
+            rule(fused, check)
+        except HResultError as e:
+            fail(e.hresult, f"{spec.name}: FusedActivation: {e.message}")
 
 
 class Operator:
@@ -114,56 +115,61 @@ class Operator:
         self.name = ""
 
 
-@dataclass(frozen=True)
-class BufferBinding:
-    buffer: Buffer
-    offset: int
-    size: int
-
-    def overlaps(self, other: "BufferBinding") -> bool:
-        return self.buffer is other.buffer and self.offset < other.offset + other.size and \
-            other.offset < self.offset + self.size
-
-    def describe(self) -> str:
-        return f"{self.buffer.label()} bytes [{self.offset}, {self.offset + self.size})"
-
-
 class Dispatchable:
+    """What RecordDispatch accepts. Subclasses set ``layout`` and implement ``execute``."""
+
     kind = "dispatchable"
-    temporary_size = 0
+    compilable = False  # can be a step of a whole-list program (views, kernel_call, program)
+    volatile = False    # compiled with DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE
+    initializes: tuple = ()  # dispatchables an initializer initializes
+    layout: BindingLayout
 
     def __init__(self, device: DmlDevice):
         self.device = device
         self.name = ""
+        self.initialized = False
 
     def binding_properties(self):
-        return (self.descriptor_count, self.temporary_size, self.persistent_size)
+        lay = self.layout
+        return (lay.descriptor_count, lay.temporary_size, lay.persistent_size)
+
+    def execute(self, descs, ctx) -> None:
+        raise NotImplementedError
 
 
 class CompiledOperator(Dispatchable):
     kind = "compiled operator"
+    compilable = True
 
     def __init__(self, op: Operator, flags: int):
         super().__init__(op.device)
         self.op, self.spec, self.opdef, self.flags = op, op.spec, op.opdef, flags
         self.in_slots = self.spec.slots("input")
         self.out_slots = self.spec.slots("output")
-        self.persistent_offsets = {}
-        off = 0
-        for i, (_, _, t) in enumerate(self.in_slots):
+        stored, off = {}, 0
+        for i, (fname, _, t) in enumerate(self.in_slots):
             if t is not None and t.owned_by_dml:
-                self.persistent_offsets[i] = off
-                off += _align(t.total_bytes)
-        self.persistent_size = off
-        self.descriptor_count = len(self.in_slots) + len(self.out_slots) + 2
-        self.initialized = False
+                st = self.opdef.stored(self.spec, fname, t)
+                stored[i] = (off, st)
+                off += align_up(st.total_bytes)
+        persistent = off
+        if self.opdef.persistent_bytes is not None:
+            persistent = max(off, int(self.opdef.persistent_bytes(self.spec, off)))
+        temporary = int(self.opdef.temporary_bytes(self.spec)) \
+            if self.opdef.temporary_bytes is not None else 0
+        self.layout = operator_layout(self.spec, op.schema, stored, persistent, temporary)
         self.programs: dict = {}
         self.last_binding = None  # (descriptors, memories, program, written) of the last run
-        self.ctx = registry.KernelContext(flags)
+        self.ctx = registry.KernelContext.of(self.spec, flags, op.device.feature_level)
 
     @property
     def volatile(self) -> bool:
         return bool(self.flags & EXEC_VOLATILE)
+
+    @property
+    def signature(self):
+        """What the program computes: the same for every compilation of one desc and flags."""
+        return (self.spec, self.flags)
 
     def kernel_call(self, inputs):
         """Run the kernel on flattened typed inputs; returns flattened outputs."""
@@ -173,12 +179,88 @@ class CompiledOperator(Dispatchable):
                 grouped[name] = value
             else:
                 grouped.setdefault(name, []).append(value)
-        result = self.opdef.kernel(grouped, self.spec, self.ctx)
+        result = dict(zip(self.opdef.outputs, self.opdef.run(grouped, self.spec, self.ctx)))
         flat = []
         for name, idx, _ in self.out_slots:
             value = result.get(name)
             flat.append(value if idx is None or value is None else value[idx])
         return flat
+
+    def views(self, descs, slot):
+        """(input views, output views) of one execution with the descriptors ``descs`` read
+        from the heap; ``slot(descriptor, extra byte offset, spec)`` makes a view. Raises
+        ExecutionFault for what DirectML finds wrong when the work executes."""
+        name, lay = self.spec.name, self.layout
+        ins, outs, _, persistent = lay.split(descs)
+        views_in, views_out = [], []
+        for s, desc in zip(lay.inputs, ins):
+            if s.spec is None:
+                views_in.append(None)
+            elif s.owned:
+                if persistent is None:
+                    raise ExecutionFault(f"{name}: {s.name} is OWNED_BY_DML but no persistent "
+                                         "resource is bound")
+                views_in.append(slot(persistent, s.persistent_at, s.stored))
+            elif desc is None:
+                raise ExecutionFault(f"{name}: {s.label} is not bound")
+            else:
+                _check_size(name, s, desc)
+                views_in.append(slot(desc, 0, s.spec))
+        for s, desc in zip(lay.outputs, outs):
+            if s.spec is None or desc is None:
+                if s.spec is not None and s.rule != OPTIONAL:
+                    raise ExecutionFault(f"{name}: {s.label} is not bound")
+                views_out.append(None)
+                continue
+            _check_size(name, s, desc)
+            views_out.append(slot(desc, 0, s.spec))
+        return views_in, views_out
+
+    def program(self, memories, views_in, views_out):
+        """(jitted program, written memory indices) for one binding layout: one program per
+        layout, shared by every compilation of the same desc and flags."""
+        key = (tuple((m.array.dtype, m.array.shape[0]) for m in memories),
+               tuple(None if v is None else v[:2] for v in views_in),
+               tuple(None if v is None else v[:2] for v in views_out))
+        prog = self.programs.get(key)
+        if prog is None:
+            run, written = views.build_program(self.kernel_call, views_in, views_out,
+                                               len(memories))
+            prog = self.programs[key] = (views.jit_program(run, written), written)
+        return prog
+
+    def execute(self, descs, ctx) -> None:
+        if not self.initialized:
+            raise ExecutionFault(f"{self.spec.name}: the compiled operator was executed before "
+                                 "an operator initializer initialized it")
+        last = self.last_binding  # descriptors usually repeat: skip re-deriving the layout
+        if last is not None and last[0] == descs:
+            _, memories, fn, written = last
+        else:
+            memories, index = [], {}
+
+            def slot(desc, offset_extra, spec):
+                mem = desc.buffer.memory
+                j = index.get(id(mem))
+                if j is None:
+                    j = index[id(mem)] = len(memories)
+                    memories.append(mem)
+                return (j, desc.offset + offset_extra, spec)
+
+            views_in, views_out = self.views(descs, slot)
+            fn, written = self.program(memories, views_in, views_out)
+            self.last_binding = (list(descs), memories, fn, written)
+        results = fn(*[m.array for m in memories])
+        touched = ctx.touched
+        for j, arr in zip(written, results):
+            memories[j].array = arr
+            touched.add(memories[j])
+
+
+def _check_size(name, s, desc):
+    if desc.size < s.spec.total_bytes:
+        raise ExecutionFault(f"IDMLCommandRecorder::RecordDispatch: {name}: {s.name} is bound to "
+                             f"{desc.size} bytes but the tensor needs {s.spec.total_bytes}")
 
 
 class OperatorInitializer(Dispatchable):
@@ -189,10 +271,47 @@ class OperatorInitializer(Dispatchable):
         self.reset(operators)
 
     def reset(self, operators) -> None:
-        self.operators = tuple(operators)
-        self.descriptor_count = max(1, sum(len(o.in_slots) for o in self.operators) +
-                                    len(self.operators) + 1)
-        self.persistent_size = 0
+        self.operators = self.initializes = tuple(operators)
+        self.layout = initializer_layout([o.layout for o in self.operators])
+
+    def execute(self, descs, ctx) -> None:
+        lay = self.layout
+        ins, outs, _, _ = lay.split(descs)
+        for op, g, out in zip(self.operators, lay.groups, outs):
+            if op.initialized:
+                raise ExecutionFault(f"{op.layout.name}: the compiled operator was initialized "
+                                     "twice; an operator is initialized exactly once")
+            for j in range(g.start, g.stop):
+                s, src = lay.inputs[j], ins[j]
+                if not s.owned:
+                    continue
+                if src is None or out is None:
+                    raise ExecutionFault(f"{op.layout.name}: OWNED_BY_DML input {j - g.start} "
+                                         "needs both its initializer input binding and the "
+                                         "persistent resource")
+                _store(src, s, out.buffer.memory, out.offset + s.persistent_at)
+                ctx.touched.add(out.buffer.memory)
+            op.initialized = True
+
+
+def _store(src: Range, s, dst_mem, dst_offset: int) -> None:
+    """Copy an OWNED_BY_DML tensor into the persistent resource as its layout stores it."""
+    src_mem = src.buffer.memory
+    if s.stored == s.spec:  # kept as bound: the bytes themselves
+        n = s.spec.total_bytes
+        if src_mem.host:
+            dst_mem.write_host_bytes(dst_offset, src_mem.flush()[src.offset:src.offset + n])
+        else:
+            dst_mem.copy_from(dst_offset, src_mem, src.offset, n)
+        return
+    offset = src.offset
+    if src_mem.host:  # the values go through a device copy of the bytes
+        n = s.spec.total_bytes
+        tmp = DeviceMemory(n, dst_mem.device)
+        tmp.write_host_bytes(0, src_mem.flush()[src.offset:src.offset + n])
+        src_mem, offset = tmp, 0
+    fn = views.transfer_program(s.spec, offset, s.stored, dst_offset)
+    dst_mem.array = fn(dst_mem.array, src_mem.array)
 
 
 class BindingTable:
@@ -205,34 +324,20 @@ class BindingTable:
 
     def reset(self, dispatchable, heap, cpu_index, gpu_index, size) -> None:
         self.dispatchable, self.heap = dispatchable, heap
+        self.layout = dispatchable.layout
         self.cpu_index, self.gpu_index, self.size = cpu_index, gpu_index, size
-        d = dispatchable
-        if isinstance(d, CompiledOperator):
-            n_in, n_out = len(d.in_slots), len(d.out_slots)
-        else:
-            n_in = sum(len(o.in_slots) for o in d.operators)
-            n_out = len(d.operators)
-        self.inputs = [None] * (n_in if isinstance(d, CompiledOperator) else len(d.operators))
-        self.outputs = [None] * n_out
+        self.inputs = [None] * len(self.layout.inputs)
+        self.outputs = [None] * len(self.layout.outputs)
         self.temporary = None
         self.persistent = None
         self._write_all()
 
-    # descriptor layout --------------------------------------------------------------------
-    def _flat_inputs(self):
-        if isinstance(self.dispatchable, CompiledOperator):
-            return list(self.inputs)
-        flat = []
-        for op, arr in zip(self.dispatchable.operators, self.inputs):
-            flat.extend(arr if arr is not None else [None] * len(op.in_slots))
-        return flat
-
     def _write_all(self) -> None:
-        flat = self._flat_inputs() + list(self.outputs) + [self.temporary, self.persistent]
-        from .runtime import Descriptor
+        flat = list(self.inputs) + list(self.outputs) + [self.temporary]
+        if self.layout.has_persistent:
+            flat.append(self.persistent)
         for i, b in enumerate(flat[:self.size]):
-            self.heap.slots[self.cpu_index + i] = None if b is None else \
-                Descriptor(b.buffer, b.offset, b.size)
+            self.heap.slots[self.cpu_index + i] = b
 
     def commit(self, **changes) -> None:
         for key, value in changes.items():
@@ -240,7 +345,7 @@ class BindingTable:
         self._write_all()
 
 
-@dataclass(frozen=True)
+@record
 class DmlDispatch:
     """The record RecordDispatch appends: descriptors are read from ``heap`` at execution."""
 
@@ -250,9 +355,8 @@ class DmlDispatch:
     count: int
     recorded: tuple  # the descriptors at record time (for the debug layer)
 
-
-def _descriptors(cmd: DmlDispatch):
-    return cmd.heap.slots[cmd.gpu_index:cmd.gpu_index + cmd.count]
+    def descriptors(self):
+        return self.heap.slots[self.gpu_index:self.gpu_index + self.count]
 
 
 @handler(DmlDispatch)
@@ -260,125 +364,4 @@ def _dispatch(cmd: DmlDispatch, ctx):
     d = cmd.dispatchable
     if d.device.removed_reason:
         raise ExecutionFault(f"the DirectML device was removed: {d.device.removed_message}")
-    descs = _descriptors(cmd)
-    if isinstance(d, CompiledOperator):
-        _execute_operator(d, descs, ctx)
-    else:
-        _execute_initializer(d, descs, ctx)
-
-
-def _check_descriptor(d, label, desc, spec, where):
-    if desc.size < spec.total_bytes:
-        raise ExecutionFault(f"IDMLCommandRecorder::RecordDispatch: {where}: {label} is bound to "
-                             f"{desc.size} bytes but the tensor needs {spec.total_bytes}")
-
-
-def operator_views(d: CompiledOperator, descs, slot):
-    """(input views, output views) of one execution of ``d`` with the descriptors ``descs``
-    read from the heap; ``slot(descriptor, extra byte offset, spec)`` makes a view. Raises
-    ExecutionFault for what DirectML finds wrong when the work executes."""
-    name = d.spec.name
-    n_in, n_out = len(d.in_slots), len(d.out_slots)
-    persistent = descs[n_in + n_out + 1] if len(descs) > n_in + n_out + 1 else None
-    views_in, views_out = [], []
-    for i, (field, idx, t) in enumerate(d.in_slots):
-        label = field if idx is None else f"{field}[{idx}]"
-        if t is None:
-            views_in.append(None)
-            continue
-        if t.owned_by_dml:
-            if persistent is None:
-                raise ExecutionFault(f"{name}: {label} is OWNED_BY_DML but no persistent resource "
-                                     "is bound")
-            views_in.append(slot(persistent, d.persistent_offsets[i], t))
-            continue
-        desc = descs[i]
-        if desc is None:
-            raise ExecutionFault(f"{name}: input {i} ({label}) is not bound")
-        _check_descriptor(d, label, desc, t, name)
-        views_in.append(slot(desc, 0, t))
-    for i, (field, idx, t) in enumerate(d.out_slots):
-        desc = descs[n_in + i]
-        label = field if idx is None else f"{field}[{idx}]"
-        if t is None or desc is None:
-            if t is not None and not _optional(d, field):
-                raise ExecutionFault(f"{name}: output {i} ({label}) is not bound")
-            views_out.append(None)
-            continue
-        _check_descriptor(d, label, desc, t, name)
-        views_out.append(slot(desc, 0, t))
-    return views_in, views_out
-
-
-def operator_program(d: CompiledOperator, memories, views_in, views_out):
-    """(jitted program, written memory indices) of ``d`` for one binding layout: one program
-    per layout, shared by every compilation of the same desc and flags."""
-    key = (tuple((m.array.dtype, m.array.shape[0]) for m in memories),
-           tuple(None if v is None else v[:2] for v in views_in),
-           tuple(None if v is None else v[:2] for v in views_out))
-    prog = d.programs.get(key)
-    if prog is None:
-        from .views import build_program, jit_program
-        run, written = build_program(d.kernel_call, views_in, views_out, len(memories))
-        prog = d.programs[key] = (jit_program(run, written), written)
-    return prog
-
-
-def _execute_operator(d: CompiledOperator, descs, ctx) -> None:
-    if not d.initialized:
-        raise ExecutionFault(f"{d.spec.name}: the compiled operator was executed before an "
-                             "operator initializer initialized it")
-    last = d.last_binding  # descriptors usually repeat: skip re-deriving the layout
-    if last is not None and last[0] == descs:
-        _, memories, fn, written = last
-    else:
-        memories, index = [], {}
-
-        def slot(desc, offset_extra, spec):
-            mem = desc.buffer.memory
-            j = index.get(id(mem))
-            if j is None:
-                j = index[id(mem)] = len(memories)
-                memories.append(mem)
-            return (j, desc.offset + offset_extra, spec)
-
-        views_in, views_out = operator_views(d, descs, slot)
-        fn, written = operator_program(d, memories, views_in, views_out)
-        d.last_binding = (list(descs), memories, fn, written)
-    results = fn(*[m.array for m in memories])
-    touched = ctx.touched
-    for j, arr in zip(written, results):
-        memories[j].array = arr
-        touched.add(memories[j])
-
-
-def _optional(d, field) -> bool:
-    return any(f["name"] == field and f.get("optional") for f in d.op.schema["fields"])
-
-
-def _execute_initializer(init: OperatorInitializer, descs, ctx) -> None:
-    pos = 0
-    n_ops = len(init.operators)
-    in_descs = []
-    for op in init.operators:
-        in_descs.append(descs[pos:pos + len(op.in_slots)])
-        pos += len(op.in_slots)
-    out_descs = descs[pos:pos + n_ops]
-    for op, ins, out in zip(init.operators, in_descs, out_descs):
-        if op.initialized:
-            raise ExecutionFault(f"{op.spec.name}: the compiled operator was initialized twice; "
-                                 "an operator is initialized exactly once")
-        for i, off in op.persistent_offsets.items():
-            t = op.in_slots[i][2]
-            src = ins[i]
-            if src is None or out is None:
-                raise ExecutionFault(f"{op.spec.name}: OWNED_BY_DML input {i} needs both its "
-                                     "initializer input binding and the persistent resource")
-            dst_mem, src_mem = out.buffer.memory, src.buffer.memory
-            if src_mem.host:
-                dst_mem.write_host_bytes(out.offset + off,
-                                         src_mem.flush()[src.offset:src.offset + t.total_bytes])
-            else:
-                dst_mem.copy_from(out.offset + off, src_mem, src.offset, t.total_bytes)
-            ctx.touched.add(dst_mem)
-        op.initialized = True
+    d.execute(cmd.descriptors(), ctx)

@@ -35,7 +35,15 @@ from __future__ import annotations
 
 import os
 
+import jax
 import numpy as np
+from jax import lax
+
+from .commands import Barrier, CopyRegion, ExecutionFault, SetHeaps, TRANSITION
+from .dml import DmlDispatch
+from .dtypes import UNSIGNED_OF_SIZE
+from .memory import convert, unit
+from .views import apply_dispatch
 
 # DMLSIM_LIST_COMPILE: "0" runs every list record by record; "first" compiles a list's
 # structure the first time it executes; the default compiles it the second time it executes
@@ -85,32 +93,50 @@ class Plan:
         self.steps, self.sig = steps, sig  # what to jit while fn is None
 
 
+# ---- per record type: what preparing a list notes (PREPARE) and what a plan does (BUILD) ----
+# One row per command record type (commands.RECORD_TYPES); a test checks that none is missing.
+
+def _prepare_heaps(st, i, rec, seen):
+    st.heaps = rec.heaps
+
+
+def _prepare_barrier(st, i, rec, seen):
+    if rec.kind == TRANSITION and rec.resource is not None:
+        st.transitions.append((rec.resource, rec.after))
+
+
+def _prepare_copy(st, i, rec, seen):
+    if rec.src.memory.host and rec.dst.memory.host:
+        st.supported = False
+
+
+def _prepare_dispatch(st, i, rec, seen):
+    if not rec.dispatchable.compilable:  # an initializer: the per-record path
+        st.supported = False
+        return
+    rng = (rec.heap, rec.gpu_index, rec.gpu_index + rec.count)
+    key = (id(rec.heap), rng[1], rng[2])
+    if key not in seen:
+        seen[key] = len(st.ranges)
+        st.ranges.append(rng)
+    st.dispatch_range[i] = seen[key]
+    if rec.dispatchable not in st.ops:
+        st.ops.append(rec.dispatchable)
+
+
+PREPARE = {SetHeaps: _prepare_heaps, Barrier: _prepare_barrier, CopyRegion: _prepare_copy,
+           DmlDispatch: _prepare_dispatch}
+
+
 def _prepare(cl) -> ListState:
-    from .dml import CompiledOperator, DmlDispatch
-    from .runtime import Barrier, CopyRegion, SetHeaps
     st = ListState(cl.version)
-    seen = {}
+    seen: dict = {}
     for i, rec in enumerate(cl.records):
-        kind = type(rec)
-        if kind is SetHeaps:
-            st.heaps = rec.heaps
-        elif kind is Barrier:
-            if rec.kind == 0 and rec.resource is not None:
-                st.transitions.append((rec.resource, rec.after))
-        elif kind is CopyRegion:
-            if rec.src.memory.host and rec.dst.memory.host:
-                st.supported = False
-        elif kind is DmlDispatch and isinstance(rec.dispatchable, CompiledOperator):
-            rng = (rec.heap, rec.gpu_index, rec.gpu_index + rec.count)
-            key = (id(rec.heap), rng[1], rng[2])
-            if key not in seen:
-                seen[key] = len(st.ranges)
-                st.ranges.append(rng)
-            st.dispatch_range[i] = seen[key]
-            if rec.dispatchable not in st.ops:
-                st.ops.append(rec.dispatchable)
-        else:
+        step = PREPARE.get(type(rec))
+        if step is None:
             st.supported = False
+        else:
+            step(st, i, rec, seen)
         if not st.supported:
             break
     return st
@@ -170,70 +196,88 @@ def execute(cl, ctx) -> bool:
     return True
 
 
-def _build(cl, st, key):
-    """The Plan of ``cl`` under descriptors ``key``, or None to use the per-record path."""
-    from .dml import DmlDispatch, operator_program, operator_views
-    from .dtypes import UNSIGNED_OF_SIZE
-    from .memory import _unit
-    from .runtime import CopyRegion, ExecutionFault
-    mems, index = [], {}
+class _Builder:
+    """The plan being built: memories by index, program steps, host transfers."""
 
-    def mem_index(mem):
-        j = index.get(id(mem))
+    def __init__(self, st, key):
+        self.st, self.key = st, key
+        self.mems, self.index = [], {}
+        self.steps, self.uploads, self.readbacks = [], [], []
+        self.touched, self.written = set(), set()
+
+    def mem(self, mem) -> int:
+        j = self.index.get(id(mem))
         if j is None:
-            j = index[id(mem)] = len(mems)
-            mems.append(mem)
+            j = self.index[id(mem)] = len(self.mems)
+            self.mems.append(mem)
         return j
 
-    steps, uploads, readbacks, touched, written = [], [], [], set(), set()
-    for i, rec in enumerate(cl.records):
-        kind = type(rec)
-        if kind is DmlDispatch:
-            d = rec.dispatchable
-            descs = key[st.dispatch_range[i]]
-            if any(x is not None and x.buffer.memory.host for x in descs):
-                return None
 
-            def slot(desc, extra, spec):
-                return (mem_index(desc.buffer.memory), desc.offset + extra, spec)
-            try:
-                views_in, views_out = operator_views(d, descs, slot)
-            except ExecutionFault:
-                return None
-            steps.append((DISPATCH, d, views_in, views_out))
-            for v in views_out:
-                if v is not None:
-                    written.add(v[0])
-                    touched.add(mems[v[0]])
-        elif kind is CopyRegion and rec.size > 0:
-            src, dst = rec.src.memory, rec.dst.memory
-            touched.add(dst)
-            if src.host:
-                k = _unit(rec.dst_offset, rec.size)
-                j = mem_index(dst)
-                written.add(j)
-                steps.append((UPLOAD, len(uploads), j, rec.dst_offset // k, rec.size // k, k))
-                uploads.append((src, rec.src_offset, rec.size, UNSIGNED_OF_SIZE[k]))
-            elif dst.host:
-                steps.append((READBACK, mem_index(src), rec.src_offset, rec.size))
-                readbacks.append((dst, rec.dst_offset))
-            else:
-                k = _unit(rec.dst_offset, rec.src_offset, rec.size)
-                s, j = mem_index(src), mem_index(dst)
-                written.add(j)
-                steps.append((COPY, j, rec.dst_offset // k, s, rec.src_offset // k,
-                              rec.size // k, k))
-        elif kind is CopyRegion:
-            touched.add(rec.dst.memory)
-    written = tuple(sorted(written))
+def _build_nothing(b, i, rec) -> bool:
+    return True  # heaps and barriers: order only, which the program keeps anyway
+
+
+def _build_copy(b, i, rec) -> bool:
+    src, dst = rec.src.memory, rec.dst.memory
+    b.touched.add(dst)
+    if rec.size <= 0:
+        return True
+    if src.host:
+        k = unit(rec.dst_offset, rec.size)
+        j = b.mem(dst)
+        b.written.add(j)
+        b.steps.append((UPLOAD, len(b.uploads), j, rec.dst_offset // k, rec.size // k, k))
+        b.uploads.append((src, rec.src_offset, rec.size, UNSIGNED_OF_SIZE[k]))
+    elif dst.host:
+        b.steps.append((READBACK, b.mem(src), rec.src_offset, rec.size))
+        b.readbacks.append((dst, rec.dst_offset))
+    else:
+        k = unit(rec.dst_offset, rec.src_offset, rec.size)
+        s, j = b.mem(src), b.mem(dst)
+        b.written.add(j)
+        b.steps.append((COPY, j, rec.dst_offset // k, s, rec.src_offset // k, rec.size // k, k))
+    return True
+
+
+def _build_dispatch(b, i, rec) -> bool:
+    d = rec.dispatchable
+    descs = b.key[b.st.dispatch_range[i]]
+    if any(x is not None and x.buffer.memory.host for x in descs):
+        return False
+
+    def slot(desc, extra, spec):
+        return (b.mem(desc.buffer.memory), desc.offset + extra, spec)
+    try:
+        views_in, views_out = d.views(descs, slot)
+    except ExecutionFault:
+        return False
+    b.steps.append((DISPATCH, d, views_in, views_out))
+    for v in views_out:
+        if v is not None:
+            b.written.add(v[0])
+            b.touched.add(b.mems[v[0]])
+    return True
+
+
+BUILD = {SetHeaps: _build_nothing, Barrier: _build_nothing, CopyRegion: _build_copy,
+         DmlDispatch: _build_dispatch}
+
+
+def _build(cl, st, key):
+    """The Plan of ``cl`` under descriptors ``key``, or None to use the per-record path."""
+    b = _Builder(st, key)
+    for i, rec in enumerate(cl.records):
+        if not BUILD[type(rec)](b, i, rec):
+            return None
+    mems, steps, written = b.mems, b.steps, tuple(sorted(b.written))
     if not steps:  # barriers and heaps only: nothing to launch
-        return Plan(_nothing, mems, (), [], [], touched)
+        return Plan(_nothing, mems, (), [], [], b.touched)
     if len(steps) == 1 and steps[0][0] == DISPATCH:
         _, d, views_in, views_out = steps[0]
-        fn, written = operator_program(d, mems, views_in, views_out)
-        return Plan(fn, mems, written, [], [], touched)
+        fn, written = d.program(mems, views_in, views_out)
+        return Plan(fn, mems, written, [], [], b.touched)
     sig = (tuple(_signature(s) for s in steps), len(mems), written)
-    return Plan(_PROGRAMS.get(sig), mems, written, uploads, readbacks, touched, steps, sig)
+    return Plan(_PROGRAMS.get(sig), mems, written, b.uploads, b.readbacks, b.touched, steps, sig)
 
 
 def _compile(plan) -> bool:
@@ -265,7 +309,6 @@ def _zero(device):
     """A uint32 zero resident on ``device``: the opaque operand of views.sealed."""
     z = _ZEROS.get(device)
     if z is None:
-        import jax
         z = _ZEROS[device] = jax.device_put(np.zeros((), np.uint32), device)
     return z
 
@@ -273,18 +316,12 @@ def _zero(device):
 def _signature(step):
     if step[0] == DISPATCH:
         _, d, vin, vout = step
-        return (DISPATCH, d.spec, d.flags, tuple(None if v is None else v[:2] for v in vin),
+        return (DISPATCH, d.signature, tuple(None if v is None else v[:2] for v in vin),
                 tuple(None if v is None else v[:2] for v in vout))
     return step
 
 
 def _jit(steps, n_mems, written):
-    import jax
-    from jax import lax
-    from .dtypes import UNSIGNED_OF_SIZE
-    from .memory import convert
-    from .views import apply_dispatch
-
     def program(*args):
         storages, zero, payloads = args[:n_mems], args[n_mems], args[n_mems + 1:]
         reps = [s.dtype for s in storages]

@@ -63,7 +63,7 @@ def _copy_fn(rep_dst, rep_src, n, dtype):
     return copy
 
 
-def _unit(*values) -> int:
+def unit(*values) -> int:
     """Largest element width (8, 4, 2, 1) dividing every value."""
     for k in (8, 4, 2):
         if all(v % k == 0 for v in values):
@@ -107,12 +107,12 @@ class DeviceMemory:
 
     def write_host_bytes(self, offset: int, host_u8: np.ndarray) -> None:
         """Copy host bytes in; the bytes are snapshotted now (the caller may reuse them)."""
-        k = _unit(offset, host_u8.shape[0])
+        k = unit(offset, host_u8.shape[0])
         payload = np.array(host_u8, copy=True).view(UNSIGNED_OF_SIZE[k])
         self.write(offset, payload)
 
     def copy_from(self, dst_offset: int, src: "DeviceMemory", src_offset: int, size: int):
-        k = _unit(dst_offset, src_offset, size)
+        k = unit(dst_offset, src_offset, size)
         dt = UNSIGNED_OF_SIZE[k]
         fn = _copy_fn(self.array.dtype, src.array.dtype, size // k, dt)
         if src is self:

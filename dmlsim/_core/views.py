@@ -130,3 +130,14 @@ def build_program(kernel_call, in_views, out_views, n_buffers):
 
 def jit_program(run, written):
     return jax.jit(run, donate_argnums=written)
+
+
+@functools.lru_cache(maxsize=256)
+def transfer_program(src: TensorSpec, src_offset: int, dst: TensorSpec, dst_offset: int):
+    """``fn(dst_storage, src_storage) -> dst_storage`` writing the values of view ``src`` into
+    view ``dst`` (same sizes and type, other strides): how an initializer stores a tensor in
+    a layout of the operator's choosing. The destination is donated."""
+    def run(dst_storage, src_storage):
+        values = read_view(src_storage, src, src_offset)
+        return convert(write_view(dst_storage, dst, dst_offset, values), dst_storage.dtype)
+    return jax.jit(run, donate_argnums=0)

@@ -13,12 +13,13 @@ from __future__ import annotations
 import weakref
 
 from .._core.hresult import hresult_name
+from .._core.observer import Observer
 from . import catalog as C, names
 from .sink import Message, MessageStore, log_directml
 from .tracker import Tracker
 
 
-class DebugLayer:
+class DebugLayer(Observer):
     def __init__(self, device):
         self.device = device
         self.d3d_on = bool(device.debug)
@@ -26,11 +27,6 @@ class DebugLayer:
         self.dml_devices = weakref.WeakSet()
         self.tracker = Tracker(self)
         self.api = {}  # interface shells created on demand (info queue, debug device)
-
-    def __call__(self, event, **info):
-        handler = getattr(self, "on_" + event, None)
-        if handler is not None:
-            handler(**info)
 
     # ---- output --------------------------------------------------------------------------
     def emit(self, name: str, text: str, dml=None) -> None:
@@ -49,7 +45,7 @@ class DebugLayer:
         return any(d.debug for d in self.dml_devices)
 
     # ---- record-time events --------------------------------------------------------------
-    def on_dml_debug_device(self, device):
+    def dml_debug_device(self, *, device):
         self.dml_devices.add(device)
         if not self.d3d_on:
             self.emit("DML_D3D12_DEBUG_LAYER_NOT_ENABLED",
@@ -58,8 +54,8 @@ class DebugLayer:
                       "before D3D12CreateDevice); without it there is no ID3D12InfoQueue and the "
                       "D3D12 checks are off.", dml=device)
 
-    def on_dml_misuse(self, method, message, hresult, device=None, table=None, cmd_list=None,
-                      dispatchable=None, **_):
+    def dml_misuse(self, *, method, message, hresult, device, message_id, table=None,
+                   cmd_list=None, dispatchable=None):
         if device is None or not device.debug:
             return
         rest = message[len(method) + 2:] if message.startswith(method + ": ") else message
@@ -72,72 +68,36 @@ class DebugLayer:
             owner = "" if dispatchable is not None else \
                 f" of {names.dispatchable(table.dispatchable)}"
             parts.append(names.table(table) + owner)
-        name = "DML_INVALID_BINDING"
-        if method.endswith("RecordDispatch"):
-            name = "DML_INVALID_RECORD_DISPATCH"
-            if "descriptor heap" in rest and table is not None and cmd_list is not None:
-                name = "DML_DESCRIPTOR_HEAP_NOT_SET"
-                have = ", ".join(names.heap(h) for h in cmd_list.heaps)
-                rest = (f"the binding table points into {names.heap(table.heap)}, but "
-                        + (f"the command list has {have} set" if have else
-                           "no descriptor heap is set on the command list")
-                        + "; call ID3D12GraphicsCommandList::SetDescriptorHeaps with the binding "
-                          "table's heap before RecordDispatch")
-            elif "binding hazard" in rest:
-                name = "DML_ILLEGAL_ALIASING"
-            elif "required bindings are not set" in rest:
-                name = "DML_MISSING_BINDING"
+        if message_id == "DML_DESCRIPTOR_HEAP_NOT_SET" and table is not None and \
+                cmd_list is not None:
+            have = ", ".join(names.heap(h) for h in cmd_list.heaps)
+            rest = (f"the binding table points into {names.heap(table.heap)}, but "
+                    + (f"the command list has {have} set" if have else
+                       "no descriptor heap is set on the command list")
+                    + "; call ID3D12GraphicsCommandList::SetDescriptorHeaps with the binding "
+                      "table's heap before RecordDispatch")
         context = ", ".join(parts)
-        self.emit(name, f"{method}: {context}: {rest}" if context else f"{method}: {rest}",
+        self.emit(message_id, f"{method}: {context}: {rest}" if context else f"{method}: {rest}",
                   dml=device)
 
-    def on_dml_error(self, device, method, message, hresult, **_):
+    def dml_error(self, *, device, method, message, hresult):
         """An HRESULT method of a debug DirectML device failed (the caller gets the raise)."""
         if device.debug:
             self.emit("DML_INVALID_ARGUMENT", f"{message} ({hresult_name(hresult)})", dml=device)
 
-    def on_list_error(self, cmd_list, message):
+    def list_error(self, *, cmd_list, message, message_id):
         if not self.d3d_on:
             return
         method, _, rest = message.partition(": ")
-        name = "COMMAND_LIST_RECORDING_ERROR"
-        if "is closed" in rest and "Reset it before recording" in rest:
-            name = "COMMAND_LIST_CLOSED"
-        elif method.endswith("ResourceBarrier"):
-            for key, n in (("is null", "RESOURCE_BARRIER_NULL_POINTER"),
-                           ("must change the state", "RESOURCE_BARRIER_MATCHING_STATES"),
-                           ("UPLOAD or READBACK", "RESOURCE_BARRIER_INVALID_HEAP"),
-                           ("not a D3D12_RESOURCE_BARRIER_TYPE", "RESOURCE_BARRIER_INVALID_TYPE")):
-                if key in rest:
-                    name = n
-                    break
-        elif method.endswith("SetDescriptorHeaps"):
-            name = "SET_DESCRIPTOR_HEAP_INVALID"
-        elif "Copy" in method:
-            name = "INVALID_COPY"
-            for key, n in (("is null", "COPYBUFFERREGION_NULLDST"),
-                           ("destination range", "COPYBUFFERREGION_DSTRANGEOUTOFBOUNDS"),
-                           ("source range", "COPYBUFFERREGION_SRCRANGEOUTOFBOUNDS")):
-                if key in rest:
-                    name = n
-                    break
-        self.emit(name, f"{method}: {names.obj(cmd_list, 'command list')}: {rest}")
+        self.emit(message_id, f"{method}: {names.obj(cmd_list, 'command list')}: {rest}")
 
-    def on_queue_misuse(self, message, queue=None):
-        if not self.d3d_on:
-            return
-        name = "COMMAND_LIST_RECORDING_ERROR"
-        for key, n in (("still open", "EXECUTECOMMANDLISTS_OPENCOMMANDLIST"),
-                       ("failed to close", "EXECUTECOMMANDLISTS_FAILEDCOMMANDLIST"),
-                       ("has type", "EXECUTECOMMANDLISTS_COMMANDLISTMISMATCH")):
-            if key in message:
-                name = n
-                break
-        self.emit(name, message)
+    def queue_misuse(self, *, message, message_id):
+        if self.d3d_on:
+            self.emit(message_id, message)
 
-    def on_device_removed(self, reason, message, device=None):
+    def device_removed(self, *, reason, message, device=None):
         hr = hresult_name(reason)
-        if device is not None and hasattr(device, "d3d"):  # a DirectML device
+        if device is not None:  # a DirectML device
             if device.debug or self.d3d_on:
                 self.emit("DEVICE_REMOVAL_PROCESS_AT_FAULT",
                           f"{message} -> DirectML device removal has been triggered ({hr}): "
@@ -151,30 +111,30 @@ class DebugLayer:
                       f"{names.obj(self.device, 'ID3D12Device')} and every DirectML device "
                       "created on it.")
 
-    def on_record_dispatch(self, cmd_list, record, table):
+    def record_dispatch(self, *, cmd_list, record, table):
         self.tracker.recorded(record, table)
 
-    def on_resource_created(self, buffer):
+    def resource_created(self, *, buffer):
         self.tracker.created(buffer)
 
     # ---- execution and synchronisation ---------------------------------------------------
-    def on_execute_list(self, queue, cmd_list, first):
+    def execute_list(self, *, queue, cmd_list, first):
         self.tracker.execute_list(queue, cmd_list, first)
 
-    def on_queue_signal(self, queue, fence, value):
+    def queue_signal(self, *, queue, fence, value):
         self.tracker.queue_signal(queue, fence, value)
 
-    def on_queue_wait(self, queue, fence, value):
+    def queue_wait(self, *, queue, fence, value):
         self.tracker.queue_wait(queue, fence, value)
 
-    def on_fence_wait(self, fence, value):
+    def fence_wait(self, *, fence, value):
         self.tracker.cpu_waited(fence)
 
-    def on_map(self, buffer, read_range=None):
+    def map(self, *, buffer, read_range=None):
         if self.d3d_on:
             self.tracker.cpu_access(buffer, read_range, write=False)
 
-    def on_unmap(self, buffer, written_range=None):
+    def unmap(self, *, buffer, written_range=None):
         if self.d3d_on:
             self.tracker.cpu_access(buffer, written_range, write=True)
 

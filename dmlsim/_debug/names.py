@@ -42,31 +42,15 @@ def heap(h) -> str:
 def dispatchable(d) -> str:
     """'DML_OPERATOR_ELEMENT_WISE_ADD (compiled operator 'add')' or 'operator initializer ...'."""
     name = f"'{d.name}'" if d.name else f"@0x{id(d):X}"
-    if hasattr(d, "spec"):
-        return f"{d.spec.name} (compiled operator {name})"
-    ops = ", ".join(o.spec.name for o in d.operators) or "no operators"
-    return f"operator initializer {name} (of {ops})"
+    lay = d.layout
+    if lay.groups is not None:
+        ops = ", ".join(o.layout.name for o in d.initializes) or "no operators"
+        return f"{lay.kind} {name} (of {ops})"
+    return f"{lay.name} ({lay.kind} {name})"
 
 
 def table(t) -> str:
     return obj(t, "binding table")
-
-
-def slot_labels(d) -> list:
-    """A label per descriptor of ``d``'s binding table, in DirectML's layout."""
-    if hasattr(d, "spec"):
-        labels = [f"input {i} ({f if j is None else f'{f}[{j}]'})"
-                  for i, (f, j, _) in enumerate(d.in_slots)]
-        labels += [f"output {i} ({f if j is None else f'{f}[{j}]'})"
-                   for i, (f, j, _) in enumerate(d.out_slots)]
-        return labels + ["the temporary resource", "the persistent resource"]
-    labels = []
-    for k, op in enumerate(d.operators):
-        labels += [f"input {k}, array element {i} ({f} of {op.spec.name})"
-                   for i, (f, _, _) in enumerate(op.in_slots)]
-    labels += [f"output {k} (persistent resource of {op.spec.name})"
-               for k, op in enumerate(d.operators)]
-    return labels + ["the temporary resource"]
 
 
 class Ranges:

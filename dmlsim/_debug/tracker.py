@@ -17,10 +17,16 @@ from __future__ import annotations
 from weakref import WeakKeyDictionary
 
 from .._core import binding as B
-from .._core.dml import BufferBinding, CompiledOperator, DmlDispatch
-from .._core.runtime import (HEAP_DEFAULT, STATE_COMMON, STATE_COPY_DEST, STATE_COPY_SOURCE,
-                             STATE_UNORDERED_ACCESS, Barrier, CopyRegion)
+from .._core.commands import ALIASING, TRANSITION, UAV, Barrier, CopyRegion, SetHeaps
+from .._core.dml import DmlDispatch
+from .._schema.d3d12_enums import D3D12_HEAP_TYPE, D3D12_RESOURCE_STATES as S
 from . import names as N
+
+HEAP_DEFAULT = D3D12_HEAP_TYPE.D3D12_HEAP_TYPE_DEFAULT
+STATE_COMMON = S.D3D12_RESOURCE_STATE_COMMON
+STATE_COPY_DEST = S.D3D12_RESOURCE_STATE_COPY_DEST
+STATE_COPY_SOURCE = S.D3D12_RESOURCE_STATE_COPY_SOURCE
+STATE_UNORDERED_ACCESS = S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS
 
 ECL = "ID3D12CommandQueue::ExecuteCommandLists"
 _MAX = 256  # entries kept per buffer / fence
@@ -137,12 +143,7 @@ class Tracker:
             self.states = WeakKeyDictionary()
         w = _Walk(self, queue, q, self.seq[q], cl)
         for i, rec in enumerate(cl.records):
-            if isinstance(rec, Barrier):
-                w.barrier(i, rec)
-            elif isinstance(rec, CopyRegion):
-                w.copy(i, rec)
-            elif isinstance(rec, DmlDispatch):
-                w.dispatch(i, rec)
+            CHECKS[type(rec)](w, i, rec)
 
 
 class _Walk:
@@ -188,7 +189,7 @@ class _Walk:
                     a.fenced = True
 
     def barrier(self, i, rec: Barrier):
-        if rec.kind == 0 and rec.resource is not None:
+        if rec.kind == TRANSITION and rec.resource is not None:
             b = rec.resource
             cur, promoted = self.state_of(b)
             if cur != rec.before and self.d3d_on:
@@ -201,9 +202,9 @@ class _Walk:
                           f"{N.state(cur)}.")
             self.t.states[b] = (rec.after, False)
             self.fence_accesses(b)
-        elif rec.kind == 2:
+        elif rec.kind == UAV:
             self.fence_accesses(rec.resource)
-        elif rec.kind == 1:
+        elif rec.kind == ALIASING:
             if rec.resource is None and rec.resource_after is None:
                 self.fence_accesses()
             for b in (rec.resource, rec.resource_after):
@@ -248,6 +249,9 @@ class _Walk:
             del lst[:-_MAX]
 
     # commands -----------------------------------------------------------------------------
+    def set_heaps(self, i, rec: SetHeaps):
+        pass  # a missing heap is reported at RecordDispatch
+
     def copy(self, i, rec: CopyRegion):
         src, dst, n = rec.src, rec.dst, rec.size
         where = f"command {i} (copy of {n} bytes from {N.buf(src)} to {N.buf(dst)})"
@@ -263,16 +267,16 @@ class _Walk:
         d = rec.dispatchable
         dev = d.device
         on = dev.debug
-        descs = list(rec.heap.slots[rec.gpu_index:rec.gpu_index + rec.count])
+        descs = list(rec.descriptors())
         table = self.t.tables.get(rec)
         where = f"command {i} (RecordDispatch of {N.dispatchable(d)}" + (
             f" with {table})" if table is not None else ")")
-        compiled = isinstance(d, CompiledOperator)
+        compiled = d.layout.groups is None  # not an operator initializer
         if on:
             self.check_initialization(where, d, compiled)
-            if not (compiled and d.volatile):
+            if not d.volatile:
                 self.check_descriptors(where, d, rec, descs)
-            elif compiled:
+            else:
                 self.check_aliasing(where, d, descs)
         accesses = accesses_of(d, descs)
         for b in {id(a[0]): a[0] for a in accesses}.values():
@@ -280,10 +284,10 @@ class _Walk:
                 labels = [a[4] for a in accesses if a[0] is b]
                 self.need(where, b, STATE_UNORDERED_ACCESS, "bound as " + " and ".join(
                     dict.fromkeys(labels)), on, dml=dev)
-        if compiled and d.persistent_size and on:
+        if compiled and d.layout.persistent_size and on:
             self.check_persistent(where, d, descs)
         self.hazards(where, accesses, on, dev)
-        initializing = () if compiled else d.operators
+        initializing = d.initializes
         for b, lo, hi, write, label in accesses:
             if not write:
                 self.read(where, b, lo, hi, label, on, dml=dev)
@@ -304,7 +308,7 @@ class _Walk:
                           "operator initializer initialized it; record and execute an "
                           "IDMLOperatorInitializer dispatch for it first.", dml=d.device)
             return
-        for op in d.operators:
+        for op in d.initializes:
             if op.initialized or id(op) in self.initialized:
                 self.emit("DML_OPERATOR_INITIALIZED_TWICE",
                           f"{self.prefix}, {where}: {N.dispatchable(op)} was already "
@@ -313,15 +317,15 @@ class _Walk:
             self.initialized.add(id(op))
 
     def check_descriptors(self, where, d, rec, descs):
-        labels = N.slot_labels(d)
+        labels = d.layout.descriptor_labels()
         changed = []
         for k, (old, new) in enumerate(zip(rec.recorded, descs)):
             if old != new:
                 what = labels[k] if k < len(labels) else f"descriptor {k}"
                 changed.append(f"{what} was {_desc(old)} when recorded and is {_desc(new)} now")
         if changed:
-            flag = "compiled without DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE" \
-                if isinstance(d, CompiledOperator) else "an operator initializer"
+            flag = "an operator initializer" if d.layout.groups is not None else \
+                "compiled without DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE"
             self.emit("DML_DESCRIPTORS_CHANGED_AFTER_RECORD",
                       f"{self.prefix}, {where}: the binding table's descriptors changed after "
                       f"RecordDispatch: {'; '.join(changed)}. The dispatchable is {flag}, so "
@@ -330,22 +334,15 @@ class _Walk:
                       "DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE).", dml=d.device)
 
     def check_aliasing(self, where, d, descs):
-        n_in, n_out = len(d.in_slots), len(d.out_slots)
-
-        def bb(x):
-            return None if x is None else BufferBinding(x.buffer, x.offset, x.size)
-        fake = _Table(d, [bb(x) for x in descs[:n_in]], [bb(x) for x in descs[n_in:n_in + n_out]],
-                      bb(descs[n_in + n_out]) if len(descs) > n_in + n_out else None,
-                      bb(descs[n_in + n_out + 1]) if len(descs) > n_in + n_out + 1 else None)
-        hazard = B.hazards(fake)
+        lay = d.layout
+        hazard = B.hazards(lay, *lay.split(descs))
         if hazard:
             self.emit("DML_ILLEGAL_ALIASING",
                       f"{self.prefix}, {where}: binding hazard at execution (the operator is "
                       f"DESCRIPTORS_VOLATILE, so it is checked here): {hazard}", dml=d.device)
 
     def check_persistent(self, where, d, descs):
-        n = len(d.in_slots) + len(d.out_slots) + 1
-        p = descs[n] if len(descs) > n else None
+        p = d.layout.split(descs)[3]
         reg = self.t.persistent.get(d)
         if p is None or reg is None:
             return
@@ -359,11 +356,10 @@ class _Walk:
                       dml=d.device)
 
     def register_persistent(self, d, descs):
-        pos = sum(len(op.in_slots) for op in d.operators)
-        for k, op in enumerate(d.operators):
-            out = descs[pos + k] if pos + k < len(descs) else None
-            if out is not None and op.persistent_size:
-                self.t.persistent[op] = (out.buffer, out.offset, op.persistent_size)
+        outs = d.layout.split(descs)[1]
+        for op, out in zip(d.initializes, outs):
+            if out is not None and op.layout.persistent_size:
+                self.t.persistent[op] = (out.buffer, out.offset, op.layout.persistent_size)
 
     def hazards(self, where, accesses, report, dev):
         uav = self.t.uav
@@ -392,12 +388,8 @@ class _Walk:
             uav[b] = lst[-_MAX:]
 
 
-class _Table:
-    """What binding.hazards needs of a binding table, built from descriptors."""
-
-    def __init__(self, d, inputs, outputs, temporary, persistent):
-        self.dispatchable, self.inputs, self.outputs = d, inputs, outputs
-        self.temporary, self.persistent = temporary, persistent
+CHECKS = {SetHeaps: _Walk.set_heaps, Barrier: _Walk.barrier, CopyRegion: _Walk.copy,
+          DmlDispatch: _Walk.dispatch}  # one row per command record type
 
 
 def _desc(x) -> str:
@@ -406,51 +398,36 @@ def _desc(x) -> str:
 
 def accesses_of(d, descs):
     """(buffer, lo, hi, write, slot label) for every byte range dispatch ``d`` touches, from
-    the descriptors it reads at execution: tensors span TotalTensorSizeInBytes from their
-    offset; the temporary resource counts as written whole."""
-    labels = N.slot_labels(d)
+    the descriptors it reads at execution (its layout says what each one is): tensors span
+    TotalTensorSizeInBytes from their offset; an initializer writes each stored tensor into
+    the persistent resources; the temporary resource counts as written whole."""
+    lay = d.layout
+    labels = lay.descriptor_labels()
+    ins, outs, temp, persistent = lay.split(descs)
+    initializer = lay.groups is not None
     out = []
-
-    def at(k):
-        return descs[k] if k < len(descs) else None
-    if isinstance(d, CompiledOperator):
-        n_in, n_out = len(d.in_slots), len(d.out_slots)
-        persistent = at(n_in + n_out + 1)
-        for i, (_, _, t) in enumerate(d.in_slots):
-            if t is None:
-                continue
-            if t.owned_by_dml:
-                if persistent is not None:
-                    lo = persistent.offset + d.persistent_offsets[i]
-                    out.append((persistent.buffer, lo, lo + t.total_bytes, False,
-                                f"{labels[i]} (OWNED_BY_DML, in the persistent resource)"))
-                continue
-            x = at(i)
-            if x is not None:
-                out.append((x.buffer, x.offset, x.offset + min(x.size, t.total_bytes), False,
-                            labels[i]))
-        for i, (_, _, t) in enumerate(d.out_slots):
-            x = at(n_in + i)
-            if t is not None and x is not None:
-                out.append((x.buffer, x.offset, x.offset + min(x.size, t.total_bytes), True,
-                            labels[n_in + i]))
-        temp = at(n_in + n_out)
-    else:
-        pos = sum(len(op.in_slots) for op in d.operators)
-        base = 0
-        for k, op in enumerate(d.operators):
-            dst = at(pos + k)
-            for i, off in op.persistent_offsets.items():
-                t = op.in_slots[i][2]
-                src = at(base + i)
-                if src is not None:
-                    out.append((src.buffer, src.offset, src.offset + t.total_bytes, False,
-                                labels[base + i]))
-                if dst is not None:
-                    out.append((dst.buffer, dst.offset + off, dst.offset + off + t.total_bytes,
-                                True, labels[pos + k]))
-            base += len(op.in_slots)
-        temp = at(pos + len(d.operators))
+    for i, (s, x) in enumerate(zip(lay.inputs, ins)):
+        if s.spec is None:
+            continue
+        if s.owned and not initializer:  # read from the persistent resource
+            if persistent is not None:
+                lo = persistent.offset + s.persistent_at
+                out.append((persistent.buffer, lo, lo + s.stored.total_bytes, False,
+                            f"{labels[i]} (OWNED_BY_DML, in the persistent resource)"))
+            continue
+        if x is not None:
+            n = s.spec.total_bytes if initializer else min(x.size, s.spec.total_bytes)
+            out.append((x.buffer, x.offset, x.offset + n, False, labels[i]))
+    for k, (s, x) in enumerate(zip(lay.outputs, outs)):
+        label = labels[len(lay.inputs) + k]
+        if x is None:
+            continue
+        if initializer:
+            out.extend((x.buffer, x.offset + off, x.offset + off + n, True, label)
+                       for off, n in s.writes)
+        elif s.spec is not None:
+            out.append((x.buffer, x.offset, x.offset + min(x.size, s.spec.total_bytes), True,
+                        label))
     if temp is not None:  # scratch: read and written, never read before written
         out.append((temp.buffer, temp.offset, temp.offset + temp.size, True,
                     "the temporary resource"))

@@ -12,13 +12,14 @@ from html import escape
 from .._api import d3d12_types as T
 from .._api.d3d12 import ID3D12DescriptorHeap, ID3D12GraphicsCommandList, ID3D12Resource
 from .._api.dml import IDMLBindingTable
-from .._core import dtypes, runtime as rt
-from .._core.dml import CompiledOperator, DmlDispatch
+from .._core import commands as C, dtypes
+from .._core.dml import DmlDispatch
 from .._schema.enums_generated import DML_TENSOR_FLAGS
 from .._schema.structs_generated import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC
 
 PREVIEW_BYTES = 16
-_HEAPS = {rt.HEAP_DEFAULT: "DEFAULT", rt.HEAP_UPLOAD: "UPLOAD", rt.HEAP_READBACK: "READBACK"}
+_HEAPS = {T.D3D12_HEAP_TYPE_DEFAULT: "DEFAULT", T.D3D12_HEAP_TYPE_UPLOAD: "UPLOAD",
+          T.D3D12_HEAP_TYPE_READBACK: "READBACK"}
 _STYLE = "border-collapse:collapse;font-family:monospace;font-size:90%"
 
 
@@ -109,29 +110,33 @@ def heap_html(heap) -> str:
 
 def _dispatchable_label(d) -> str:
     name = f"'{d.name}' " if d.name else ""
-    if isinstance(d, CompiledOperator):
-        return f"{name}compiled operator {d.spec.name}"
-    ops = ", ".join(o.spec.name for o in d.operators) or "no operators"
-    return f"{name}operator initializer of {ops}"
+    lay = d.layout
+    if lay.groups is not None:
+        ops = ", ".join(o.layout.name for o in d.initializes) or "no operators"
+        return f"{name}{lay.kind} of {ops}"
+    return f"{name}{lay.kind} {lay.name}"
+
+
+def _short(name: str) -> str:
+    return name.replace("DML_OPERATOR_", "")
 
 
 def binding_rows(t):
     """(descriptor index, kind, field, binding or None, TensorSpec or None) per slot, in the
-    binding table's descriptor order (docs/binding.md)."""
-    d, rows = t.dispatchable, []
-    if isinstance(d, CompiledOperator):
-        for kind, slots, bound in (("input", d.in_slots, t.inputs),
-                                   ("output", d.out_slots, t.outputs)):
-            for (field, idx, spec), b in zip(slots, bound):
-                rows.append((kind, field if idx is None else f"{field}[{idx}]", b, spec))
+    binding table's descriptor order (docs/binding.md), from the dispatchable's layout."""
+    lay, rows = t.layout, []
+    if lay.groups is None:
+        rows += [("input", s.name, b, s.spec) for s, b in zip(lay.inputs, t.inputs)]
+        rows += [("output", s.name, b, s.spec) for s, b in zip(lay.outputs, t.outputs)]
     else:
-        for op, arr in zip(d.operators, t.inputs):
-            for i, (field, idx, spec) in enumerate(op.in_slots):
-                label = f"{op.spec.short_name}.{field if idx is None else f'{field}[{idx}]'}"
-                rows.append(("input", label, arr[i] if arr else None, spec))
-        for op, b in zip(d.operators, t.outputs):
-            rows.append(("persistent output", op.spec.short_name, b, None))
-    rows += [("temporary", "", t.temporary, None), ("persistent", "", t.persistent, None)]
+        for g in lay.groups:
+            rows += [("input", f"{_short(g.owner)}.{lay.inputs[j].name}", t.inputs[j],
+                      lay.inputs[j].spec) for j in range(g.start, g.stop)]
+        rows += [("persistent output", _short(g.owner), b, None)
+                 for g, b in zip(lay.groups, t.outputs)]
+    rows.append(("temporary", "", t.temporary, None))
+    if lay.has_persistent:
+        rows.append(("persistent", "", t.persistent, None))
     return [(t.cpu_index + i, *r) for i, r in enumerate(rows[:t.size])]
 
 
@@ -157,7 +162,7 @@ def binding_table_html(table) -> str:
         tensor = "" if spec is None else \
             f"{dtypes.SHORT_NAMES.get(spec.data_type, spec.data_type)} {list(spec.sizes)}"
         if spec is not None and spec.owned_by_dml and kind == "input" and \
-                isinstance(t.dispatchable, CompiledOperator):
+                t.layout.groups is None:
             tensor += " (OWNED_BY_DML: read from the persistent resource)"
         rows.append((index, kind, field, "" if b is None else b.buffer.label(), _range(b),
                      tensor))
@@ -167,27 +172,39 @@ def binding_table_html(table) -> str:
 
 # ---- command lists ------------------------------------------------------------------------
 
+def _copy_text(r) -> str:
+    src = r.src.label() + (f"+{r.src_offset}" if r.src_offset else "")
+    dst = r.dst.label() + (f"+{r.dst_offset}" if r.dst_offset else "")
+    return f"CopyBufferRegion {r.size} bytes {src} -> {dst}"
+
+
+def _barrier_text(r) -> str:
+    res = "" if r.resource is None else " " + r.resource.label()
+    if r.kind == C.TRANSITION:
+        return f"ResourceBarrier Transition{res} {state_name(r.before)} -> {state_name(r.after)}"
+    return f"ResourceBarrier {'UAV' if r.kind == C.UAV else 'Aliasing'}{res}"
+
+
+def _heaps_text(r) -> str:
+    return "SetDescriptorHeaps " + ", ".join(h.name and f"'{h.name}'" or f"heap@0x{h.gpu_base:X}"
+                                             for h in r.heaps)
+
+
+def _dispatch_text(r) -> str:
+    d = r.dispatchable
+    if d.layout.groups is not None:
+        return "RecordDispatch initializer of " + ", ".join(o.layout.name for o in d.initializes)
+    return f"RecordDispatch {d.layout.name}"
+
+
+# One row per command record type (commands.RECORD_TYPES); a test checks none is missing.
+RECORD_TEXT = {C.CopyRegion: _copy_text, C.Barrier: _barrier_text, C.SetHeaps: _heaps_text,
+               DmlDispatch: _dispatch_text}
+
+
 def record_text(r) -> str:
     """One line per command record, e.g. "CopyBufferRegion 16 bytes 'up' -> 'x'"."""
-    if isinstance(r, rt.CopyRegion):
-        src = r.src.label() + (f"+{r.src_offset}" if r.src_offset else "")
-        dst = r.dst.label() + (f"+{r.dst_offset}" if r.dst_offset else "")
-        return f"CopyBufferRegion {r.size} bytes {src} -> {dst}"
-    if isinstance(r, rt.Barrier):
-        res = "" if r.resource is None else " " + r.resource.label()
-        if r.kind == 0:
-            return f"ResourceBarrier Transition{res} {state_name(r.before)} -> " \
-                   f"{state_name(r.after)}"
-        return f"ResourceBarrier {'UAV' if r.kind == 2 else 'Aliasing'}{res}"
-    if isinstance(r, rt.SetHeaps):
-        return "SetDescriptorHeaps " + ", ".join(h.name and f"'{h.name}'" or
-                                                 f"heap@0x{h.gpu_base:X}" for h in r.heaps)
-    if isinstance(r, DmlDispatch):
-        d = r.dispatchable
-        if isinstance(d, CompiledOperator):
-            return f"RecordDispatch {d.spec.name}"
-        return "RecordDispatch initializer of " + ", ".join(o.spec.name for o in d.operators)
-    return type(r).__name__
+    return RECORD_TEXT[type(r)](r)
 
 
 def _list_summary(cl) -> str:

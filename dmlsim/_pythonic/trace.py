@@ -17,7 +17,7 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from .._core import runtime as rt
+from .._core import queue as Q
 from .reprs import _box, _table, record_text
 
 COLORS = {"execute": "tab:blue", "signal": "tab:green", "wait": "tab:orange"}
@@ -45,21 +45,21 @@ class Trace:
         self.active = False
 
     def __enter__(self):
-        if rt.TRACE is not None:
+        if Q.TRACE is not None:
             raise RuntimeError("dmlsim.trace: another trace is already recording")
         if not self.events:  # re-entering a trace keeps one time origin
             self.t0 = time.perf_counter_ns()
         self.active = True
-        rt.TRACE = self._hook
+        Q.TRACE = self._hook
         return self
 
     def __exit__(self, *exc):
         self.active = False
-        rt.TRACE = None
+        Q.TRACE = None
         return False
 
     def _hook(self, queue, item, run):
-        kind = item[0]
+        kind = type(item).__name__.lower()  # "execute", "signal" or "wait"
         label = self.queues.get(queue)
         if label is None:
             label = queue.name or f"queue {len(self.queues)}"
@@ -67,14 +67,14 @@ class Trace:
                 label += f" #{len(self.queues)}"
             self.queues[queue] = label
         if kind == "execute":
-            names = [cl.name or f"list {i}" for i, cl in enumerate(item[1])]
+            names = [cl.name or f"list {i}" for i, cl in enumerate(item.lists)]
             name = "ExecuteCommandLists " + ", ".join(f"'{n}'" for n in names)
             args = {"lists": names, "records": [[record_text(r) for r in cl.records]
-                                                for cl in item[1]]}
+                                                for cl in item.lists]}
         else:
-            fence = item[1].name or "fence"
-            name = f"{kind.capitalize()} '{fence}' {item[2]}"
-            args = {"fence": fence, "value": item[2]}
+            fence = item.fence.name or "fence"
+            name = f"{kind.capitalize()} '{fence}' {item.value}"
+            args = {"fence": fence, "value": item.value}
         ev = TraceEvent(kind, label, name, time.perf_counter_ns(), args=args)
         self.events.append(ev)
         try:

@@ -15,9 +15,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from .._core.hresult import E_INVALIDARG, fail
-from .._core.registry import OperatorDef, register, same_sizes, same_type
-from ._elementwise import IN, OUT, unary, upcast
+from .._core.registry import OperatorDef, attributes, register, same_type, sizes_of
+from ._elementwise import IN, OUT, _generic, unary, upcast
 
 
 def f32(attrs, name) -> float:
@@ -47,7 +46,7 @@ def float_unary(name, fn, reference, examples, ulp=None, rules=()):
 
 # ---- softmax / log-softmax / hardmax over a set of axes ------------------------------------
 
-def check_axes(spec):
+def check_axes(spec, check):
     """AxisCount/Axes of the *1 operators: 1 to DimensionCount distinct axes in range."""
     axes = spec.attr.get("Axes")
     t = spec.tensor.get(IN)
@@ -55,20 +54,18 @@ def check_axes(spec):
         return
     n = len(t.sizes)
     if axes is None and spec.attr.get("AxisCount"):
-        fail(E_INVALIDARG, f"{spec.name}: AxisCount is {spec.attr['AxisCount']} but Axes is "
-                           "null")
+        check.fail(f"AxisCount is {spec.attr['AxisCount']} but Axes is null")
     if not axes:
-        fail(E_INVALIDARG, f"{spec.name}: AxisCount is 0; at least one axis in "
-                           f"[0, {n - 1}] is required")
+        check.fail(f"AxisCount is 0; at least one axis in [0, {n - 1}] is required")
     for i, a in enumerate(axes):
         if not 0 <= a < n:
-            fail(E_INVALIDARG, f"{spec.name}: Axes[{i}] is {a}; values must be in "
-                               f"[0, InputTensor.DimensionCount - 1] = [0, {n - 1}]")
+            check.fail(f"Axes[{i}] is {a}; values must be in "
+                       f"[0, InputTensor.DimensionCount - 1] = [0, {n - 1}]")
     if len(set(axes)) != len(axes):
-        fail(E_INVALIDARG, f"{spec.name}: Axes {list(axes)} lists an axis twice")
+        check.fail(f"Axes {list(axes)} lists an axis twice")
 
 
-def effective_rank_at_most_2(spec):
+def effective_rank_at_most_2(spec, check):
     """SOFTMAX, LOG_SOFTMAX, HARDMAX: DimensionCount without leading 1s must be <= 2."""
     t = spec.tensor.get(IN)
     if t is None:
@@ -77,59 +74,26 @@ def effective_rank_at_most_2(spec):
     while sizes and sizes[0] == 1:
         sizes.pop(0)
     if len(sizes) > 2:
-        fail(E_INVALIDARG, f"{spec.name}: InputTensor.Sizes {list(t.sizes)} has effective rank "
-                           f"{len(sizes)} (DimensionCount without leading 1s); it must be at "
-                           "most 2, for example {1, 1, BatchCount, Width}")
+        check.fail(f"InputTensor.Sizes {list(t.sizes)} has effective rank {len(sizes)} "
+                   "(DimensionCount without leading 1s); it must be at most 2, for example "
+                   "{1, 1, BatchCount, Width}")
 
 
-def _shifted(xp, x, axes):
-    """(x - max, exp(x - max) with exactly 1 at the maxima, sum of the others' exps)."""
-    m = xp.max(x, axis=axes, keepdims=True)
-    at_max = x == m
-    d = x - m
-    e = xp.where(at_max, xp.ones_like(x), xp.exp(xp.where(at_max, xp.zeros_like(x), d)))
-    others = xp.sum(xp.where(at_max, 0, e), axis=axes, keepdims=True) + \
-        (xp.sum(at_max.astype(x.dtype), axis=axes, keepdims=True) - 1)
-    # NaN anywhere in the group: the max is NaN, so is everything computed from it.
-    others = xp.where(xp.isnan(m), m, others)
-    return d, e, others
+def axes_activation(name, fn, reference, axes_of, rules, examples, ulp=None):
+    """Register ``OutputTensor = fn(InputTensor, axes)``; ``axes_of(attrs, ndim)``;
+    ``reference(x64, axes)`` is the NumPy oracle."""
+    names = attributes(name)
 
+    def kernel(InputTensor, *, ctx, **attrs):
+        x = upcast(InputTensor, ctx)
+        return fn(x, axes_of(attrs, x.ndim))
 
-def softmax(xp, x, axes):
-    _, e, others = _shifted(xp, x, axes)
-    return e / (others + 1)
+    def ref(InputTensor, *, ctx, **attrs):
+        x = np.asarray(InputTensor, np.float64)
+        return reference(x, axes_of(attrs, x.ndim))
 
-
-def log_softmax(xp, x, axes):
-    """(x - max) - ln(sum exp(x - max)), with ln(1 + others) via log1p (no cancellation)."""
-    d, _, others = _shifted(xp, x, axes)
-    return xp.where(x == xp.max(x, axis=axes, keepdims=True), 0, d) - xp.log1p(others)
-
-
-def hardmax(xp, x, axes):
-    """1 at the first maximum of each group (row-major order over the reduced axes)."""
-    axes = tuple(sorted(axes))
-    keep = [d for d in range(x.ndim) if d not in axes]
-    perm = keep + list(axes)
-    xt = xp.transpose(x, perm)
-    lead = xt.shape[:len(keep)]
-    flat = xt.reshape(lead + (-1,))
-    idx = xp.argmax(flat, axis=-1)[..., None]
-    onehot = (xp.arange(flat.shape[-1]) == idx).astype(x.dtype)
-    return xp.transpose(onehot.reshape(xt.shape), tuple(int(i) for i in np.argsort(perm)))
-
-
-def axes_activation(name, fn, axes_of, rules, examples, ulp=None):
-    """Register ``OutputTensor = fn(xp, InputTensor, axes)``; ``axes_of(spec, ndim)``."""
-    def kernel(inputs, spec, ctx):
-        x = upcast(inputs[IN], ctx)
-        return {OUT: fn(jnp, x, axes_of(spec, x.ndim))}
-
-    def reference(inputs, spec):
-        x = np.asarray(inputs[IN], np.float64)
-        return {OUT: fn(np, x, axes_of(spec, x.ndim))}
-
-    return register(OperatorDef(name=name, kernel=kernel, reference=quiet(reference),
-                                rules=(same_sizes(IN, OUT), same_type(IN, OUT), *rules),
-                                examples=tuple(examples), ulp=dict(ulp or {}),
-                                module=axes_of.__module__))
+    return register(OperatorDef(
+        name, _generic(kernel, fn.__name__, (IN,), names),
+        _generic(ref, reference.__name__, (IN,), names), output_sizes=sizes_of(IN, OUT),
+        rules=(same_type(IN, OUT), *rules), examples=tuple(examples), ulp=dict(ulp or {}),
+        module=axes_of.__module__))

@@ -1,4 +1,9 @@
-"""Building blocks of the element-wise and activation families.
+"""Builders of the element-wise and activation families, thin layers over the operator unit.
+
+``unary`` and ``binary`` make one :class:`OperatorDef` from a formula: a kernel with the
+desc's field names (InputTensor, or ATensor and BTensor; every attribute keyword-only; ctx),
+the shape rule "OutputTensor has the input's Sizes", and a reference built from a separately
+written NumPy formula.
 
 FLOAT16 computes in float32 and is rounded once when the result is stored, unless the
 operator was compiled with DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION. Integer
@@ -13,15 +18,14 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from .._core import dtypes
-from .._core.hresult import E_INVALIDARG, fail
-from .._core.registry import OperatorDef, compute_type, register, same_sizes, same_type
+from .._core.registry import (OperatorDef, attributes, register, same_sizes, same_type,
+                              signature, sizes_of)
 
 IN, OUT = "InputTensor", "OutputTensor"
 
 
 def upcast(x, ctx):
-    return x.astype(compute_type(x.dtype, ctx))
+    return x.astype(ctx.compute_type(x.dtype))
 
 
 def to_int(y, dtype):
@@ -53,81 +57,67 @@ def float_view(x, ctx):
     return x.astype(jnp.float64)
 
 
+def _generic(fn, name, inputs, attrs):
+    """``fn(*inputs, ctx=..., **attrs)`` given the kernel signature the registry checks."""
+    fn.__signature__ = signature(inputs, attrs)
+    fn.__name__ = name
+    return fn
+
+
 def unary(name, fn, reference, *, examples=(), rules=(), ulp=None, int_via_float=False,
-          scale_bias_field="ScaleBias", int_reference=None):
+          int_reference=None, output_types=None):
     """Register an operator ``OutputTensor = fn(ScaleBias(InputTensor), attrs)``.
 
-    ``fn(x, attrs)`` gets the compute-typed input; ``reference(x64, attrs)`` is the NumPy
-    float64 oracle. ``int_via_float`` runs integer tensors through float64 (see docstring).
-    ``int_reference(x, attrs)``, if given, is the exact oracle for an integer input without
-    ScaleBias: it gets the array in its own type and returns the output type's values
-    (wrapping where the kernel wraps), which float64 cannot represent for 64-bit types.
+    ``fn(x, attrs)`` gets the compute-typed input and the attributes by name; ``reference(x64,
+    attrs)`` is the NumPy float64 oracle, written apart from ``fn``. ``int_via_float`` runs
+    integer tensors through float64 (see docstring). ``int_reference(x, attrs)``, if given, is
+    the exact oracle for an integer input without ScaleBias: it gets the array in its own type
+    and returns the output type's values (wrapping where the kernel wraps), which float64
+    cannot represent for 64-bit types.
     """
-    def kernel(inputs, spec, ctx):
-        x = inputs[IN]
-        attrs = spec.attr
-        sb = attrs.get(scale_bias_field)
+    names = attributes(name)
+
+    def kernel(InputTensor, *, ctx, **attrs):
+        x = InputTensor
+        sb = attrs.get("ScaleBias")
         is_int = not jnp.issubdtype(x.dtype, jnp.floating)
         if is_int and (sb is not None or int_via_float):
             y = fn(scale_bias(x.astype(jnp.float64), sb), attrs)
-            out_t = spec.tensor[OUT].np_dtype
-            return {OUT: to_int(y, out_t) if np.issubdtype(out_t, np.integer) else y}
-        xc = upcast(x, ctx)
-        return {OUT: fn(scale_bias(xc, sb), attrs)}
+            out_t = ctx.out_dtype()
+            return to_int(y, out_t) if np.issubdtype(out_t, np.integer) else y
+        return fn(scale_bias(upcast(x, ctx), sb), attrs)
 
-    def ref(inputs, spec):
-        attrs = spec.attr
-        sb = attrs.get(scale_bias_field)
-        raw = np.asarray(inputs[IN])
+    def ref(InputTensor, *, ctx, **attrs):
+        sb = attrs.get("ScaleBias")
+        raw = np.asarray(InputTensor)
         if int_reference is not None and sb is None and not np.issubdtype(raw.dtype, np.floating):
-            return {OUT: int_reference(raw, attrs)}
+            return int_reference(raw, attrs)
         x = raw.astype(np.float64)
         if sb is not None:
             x = x * sb[0] + sb[1]
-        return {OUT: reference(x, attrs)}
+        return reference(x, attrs)
 
-    return register(OperatorDef(name=name, kernel=kernel, reference=ref,
-                                rules=(same_sizes(IN, OUT), *rules), examples=tuple(examples),
-                                ulp=dict(ulp or {}), module=fn.__module__))
+    return register(OperatorDef(
+        name, _generic(kernel, fn.__name__, (IN,), names),
+        _generic(ref, getattr(reference, "__name__", "reference"), (IN,), names),
+        output_sizes=sizes_of(IN, OUT), rules=tuple(rules), examples=tuple(examples),
+        output_types=output_types, ulp=dict(ulp or {}), module=fn.__module__))
 
 
-def binary(name, fn, reference, *, examples=(), rules=None, ulp=None):
+def binary(name, fn, reference, *, examples=(), rules=None, ulp=None, output_types=None):
     """Register ``OutputTensor = fn(ATensor, BTensor)``; same sizes, and same types unless
-    ``rules`` overrides them (the logical operators output UINT8/UINT32)."""
-    def kernel(inputs, spec, ctx):
-        a, b = inputs["ATensor"], inputs["BTensor"]
-        return {OUT: fn(upcast(a, ctx), upcast(b, ctx))}
+    ``rules`` overrides them (the logical operators output UINT8/UINT32). ``reference(a, b)``
+    gets the NumPy arrays in their own types."""
+    def kernel(ATensor, BTensor, *, ctx):
+        return fn(upcast(ATensor, ctx), upcast(BTensor, ctx))
 
-    def ref(inputs, spec):
-        return {OUT: reference(inputs["ATensor"], inputs["BTensor"])}
+    def ref(ATensor, BTensor, *, ctx):
+        return reference(np.asarray(ATensor), np.asarray(BTensor))
 
     if rules is None:
         rules = (same_type("ATensor", "BTensor", OUT),)
-    return register(OperatorDef(name=name, kernel=kernel, reference=ref,
-                                rules=(same_sizes("ATensor", "BTensor", OUT), *rules),
-                                examples=tuple(examples), ulp=dict(ulp or {}),
-                                module=fn.__module__))
-
-
-def scalar_value(raw: bytes, data_type: int):
-    """A DML_SCALAR_UNION's 8 raw bytes read as ``data_type`` (a NumPy scalar). FLOAT16 is
-    the low two bytes as IEEE half bits (the union has no Float16 member; DirectML callers
-    store the half's bits there)."""
-    dt = dtypes.numpy_dtype(data_type)
-    return np.frombuffer(bytes(raw)[:dt.itemsize], dtype=dt)[0]
-
-
-def scalar_type_rule(type_field, tensor_field):
-    """``type_field`` (a DML_TENSOR_DATA_TYPE that types the scalar unions) must be a valid
-    data type equal to ``tensor_field``'s DataType."""
-    def rule(spec):
-        dt, t = spec.attr[type_field], spec.tensor[tensor_field]
-        if dt not in dtypes.NUMPY:
-            fail(E_INVALIDARG, f"{spec.name}: {type_field} is {dt}, which is not a "
-                               "DML_TENSOR_DATA_TYPE with a scalar value")
-        if dt != t.data_type:
-            fail(E_INVALIDARG, f"{spec.name}: {type_field} is {dtypes.name(dt)} but "
-                               f"{tensor_field}.DataType is {dtypes.name(t.data_type)}; "
-                               "they must match")
-    rule.__doc__ = f"{type_field} must equal {tensor_field}.DataType."
-    return rule
+    kernel.__name__ = getattr(fn, "__name__", "kernel")
+    return register(OperatorDef(
+        name, kernel, ref, output_sizes=sizes_of("ATensor", OUT),
+        rules=(same_sizes("ATensor", "BTensor"), *rules), examples=tuple(examples),
+        output_types=output_types, ulp=dict(ulp or {}), module=fn.__module__))

@@ -13,18 +13,18 @@ from ._numeric import is_int
 # NaN is tested on both operands explicitly: XLA on GPUs rewrites jnp.fmin/fmax's
 # select(a < b, a, b) into a NaN-propagating min when one side is a constant, which turned
 # CLIP1(NaN) into Min instead of Max on an H200.
-def fmax(a, b, xp=jnp):
+def fmax(a, b):
     if is_int(a.dtype):
-        return xp.maximum(a, b)
-    r = xp.where(xp.isnan(a), b, xp.where(xp.isnan(b), a, xp.maximum(a, b)))
-    return xp.where((a == 0) & (b == 0), xp.where(xp.signbit(a), b, a), r)
+        return jnp.maximum(a, b)
+    r = jnp.where(jnp.isnan(a), b, jnp.where(jnp.isnan(b), a, jnp.maximum(a, b)))
+    return jnp.where((a == 0) & (b == 0), jnp.where(jnp.signbit(a), b, a), r)
 
 
-def fmin(a, b, xp=jnp):
+def fmin(a, b):
     if is_int(a.dtype):
-        return xp.minimum(a, b)
-    r = xp.where(xp.isnan(a), b, xp.where(xp.isnan(b), a, xp.minimum(a, b)))
-    return xp.where((a == 0) & (b == 0), xp.where(xp.signbit(a), a, b), r)
+        return jnp.minimum(a, b)
+    r = jnp.where(jnp.isnan(a), b, jnp.where(jnp.isnan(b), a, jnp.minimum(a, b)))
+    return jnp.where((a == 0) & (b == 0), jnp.where(jnp.signbit(a), a, b), r)
 
 
 def correctly_rounded(fn):

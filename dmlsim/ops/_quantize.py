@@ -9,34 +9,35 @@ quantizes to the zero point; +-inf (x / 0 included) saturates to Max / Min.
 """
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 
-from .._core.hresult import E_INVALIDARG, fail
+
+def f64(x):
+    return None if x is None else jnp.asarray(x).astype(np.float64)
 
 
-def f64(x, xp):
-    return None if x is None else xp.asarray(x).astype(np.float64)
-
-
-def requantize(v, zero_point, out_dtype, xp):
+def requantize(v, zero_point, out_dtype):
     """clamp(round(v) + zero_point, Min, Max) in ``out_dtype``; ``v`` is float64."""
-    r = xp.round(v)  # half to even, in NumPy and JAX alike
-    r = xp.where(xp.isnan(r), 0.0, r)
+    r = jnp.round(v)  # half to even
+    r = jnp.where(jnp.isnan(r), 0.0, r)
     if zero_point is not None:
-        r = r + f64(zero_point, xp)
+        r = r + f64(zero_point)
     info = np.iinfo(out_dtype)
-    return xp.clip(r, float(info.min), float(info.max)).astype(out_dtype)
+    return jnp.clip(r, float(info.min), float(info.max)).astype(out_dtype)
 
 
 def same_dimension_count(*names):
-    def rule(spec):
+    def rule(spec, check):
         t = spec.tensor
         present = [(n, t[n]) for n in names if t.get(n) is not None]
+        if not present:
+            return
         n0, t0 = present[0]
         for n, tn in present[1:]:
             if len(tn.sizes) != len(t0.sizes):
-                fail(E_INVALIDARG, f"{spec.name}: {n}.DimensionCount is {len(tn.sizes)} but "
-                                   f"{n0}.DimensionCount is {len(t0.sizes)}; they must match")
+                check.fail(f"{n}.DimensionCount is {len(tn.sizes)} but {n0}.DimensionCount is "
+                           f"{len(t0.sizes)}; they must match")
     rule.__doc__ = f"{', '.join(names)} must have the same DimensionCount."
     return rule
 
@@ -44,8 +45,10 @@ def same_dimension_count(*names):
 def single_element(target, *names):
     """Each of ``names`` holds one value ("the expected number of elements is 1"): every
     dimension has size 1 or stride 0, and its sizes broadcast to ``target``'s."""
-    def rule(spec):
+    def rule(spec, check):
         t = spec.tensor
+        if t.get(target) is None:
+            return
         want = t[target].sizes
         for n in names:
             tn = t.get(n)
@@ -53,11 +56,10 @@ def single_element(target, *names):
                 continue
             for d, (s, st) in enumerate(zip(tn.sizes, tn.element_strides)):
                 if s != 1 and st != 0:
-                    fail(E_INVALIDARG, f"{spec.name}: {n} must hold one element, but "
-                                       f"dimension {d} has size {s} and stride {st} "
-                                       f"({tn.describe()}); use size 1 or stride 0")
+                    check.fail(f"{n} must hold one element, but dimension {d} has size {s} and "
+                               f"stride {st} ({tn.describe()}); use size 1 or stride 0")
                 if s != 1 and s != want[d]:
-                    fail(E_INVALIDARG, f"{spec.name}: {n}.Sizes {list(tn.sizes)} does not "
-                                       f"broadcast to {target}.Sizes {list(want)}")
+                    check.fail(f"{n}.Sizes {list(tn.sizes)} does not broadcast to "
+                               f"{target}.Sizes {list(want)}")
     rule.__doc__ = f"{', '.join(names)} must each hold exactly one element."
     return rule

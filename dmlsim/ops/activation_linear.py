@@ -8,7 +8,7 @@
 """
 import numpy as np
 
-from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
+from .._core.registry import Example, OperatorDef, register, same_type, sizes_of
 from ._activation import const, f32, float_unary
 from ._elementwise import IN, OUT
 
@@ -16,11 +16,19 @@ f32a = np.float32
 # A quiet FLOAT16 NaN with a payload, then -65504 and the smallest denormal, by their bits.
 HALF_BITS = np.array([0x7E55, 0xFBFF, 0x0001], np.uint16).view(np.float16)
 
+
+
+def identity(InputTensor, *, ctx):
+    return InputTensor
+
+
+def identity_reference(InputTensor, *, ctx):
+    return np.array(InputTensor, copy=True)
+
+
 register(OperatorDef(
-    name="DML_OPERATOR_ACTIVATION_IDENTITY",
-    kernel=lambda inputs, spec, ctx: {OUT: inputs[IN]},
-    reference=lambda inputs, spec: {OUT: np.asarray(inputs[IN], np.float64)},
-    rules=(same_sizes(IN, OUT), same_type(IN, OUT)), module=__name__,
+    "DML_OPERATOR_ACTIVATION_IDENTITY", identity, identity_reference,
+    output_sizes=sizes_of(IN, OUT), rules=(same_type(IN, OUT),), module=__name__,
     examples=(
         Example({IN: f32a([[1.5, -0.0], [np.inf, 1e-45]])},
                 {OUT: f32a([[1.5, -0.0], [np.inf, 1e-45]])},

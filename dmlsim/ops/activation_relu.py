@@ -17,7 +17,7 @@ a product may round twice (float32, then float16): 1 ULP for FLOAT16; FLOAT32 is
 import jax.numpy as jnp
 import numpy as np
 
-from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
+from .._core.registry import Example, OperatorDef, register, same_sizes, same_type, sizes_of
 from ._activation import const, f32, float_unary, quiet
 from ._elementwise import IN, OUT, unary, upcast
 
@@ -67,24 +67,24 @@ float_unary(
 )
 
 
-def _prelu_kernel(inputs, spec, ctx):
-    x, s = upcast(inputs[IN], ctx), upcast(inputs[SLOPE], ctx)
-    return {OUT: jnp.where(x >= 0, x, s * x)}
+def parameterized_relu(InputTensor, SlopeTensor, *, ctx):
+    x, s = upcast(InputTensor, ctx), upcast(SlopeTensor, ctx)
+    return jnp.where(x >= 0, x, s * x)
 
 
-def _prelu_reference(inputs, spec):
-    x, s = np.asarray(inputs[IN]), np.asarray(inputs[SLOPE])
+def parameterized_relu_reference(InputTensor, SlopeTensor, *, ctx):
+    x, s = np.asarray(InputTensor), np.asarray(SlopeTensor)
     if np.issubdtype(x.dtype, np.integer):  # the tensor's own type: the product wraps
         prod = (x.astype(np.int64) * s.astype(np.int64)).astype(x.dtype)
-        return {OUT: np.where(x >= 0, x, prod).astype(np.float64)}
+        return np.where(x >= 0, x, prod).astype(np.float64)
     x, s = x.astype(np.float64), s.astype(np.float64)
-    return {OUT: np.where(x >= 0, x, s * x)}
+    return np.where(x >= 0, x, s * x)
 
 
 register(OperatorDef(
-    name="DML_OPERATOR_ACTIVATION_PARAMETERIZED_RELU", kernel=_prelu_kernel,
-    reference=quiet(_prelu_reference), module=__name__, ulp={"FLOAT16": 1},
-    rules=(same_sizes(IN, SLOPE, OUT), same_type(IN, SLOPE, OUT)),
+    "DML_OPERATOR_ACTIVATION_PARAMETERIZED_RELU", parameterized_relu,
+    parameterized_relu_reference, output_sizes=sizes_of(IN, OUT), module=__name__,
+    ulp={"FLOAT16": 1}, rules=(same_sizes(IN, SLOPE), same_type(IN, SLOPE, OUT)),
     examples=(
         Example({IN: f32a([[-2, 3], [-4, 0]]), SLOPE: f32a([[0.5, 0.5], [0.25, 2]])},
                 {OUT: f32a([[-1, 3], [-1, 0]])}),
@@ -94,19 +94,19 @@ register(OperatorDef(
 ))
 
 
-def _grad_kernel(inputs, spec, ctx):
-    x, dy = inputs[IN], inputs[DY]
-    return {DX: jnp.where(x > 0, dy, jnp.zeros_like(dy))}
+def relu_grad(InputTensor, InputGradientTensor, *, ctx):
+    return jnp.where(InputTensor > 0, InputGradientTensor, jnp.zeros_like(InputGradientTensor))
 
 
-def _grad_reference(inputs, spec):
-    x, dy = np.asarray(inputs[IN], np.float64), np.asarray(inputs[DY], np.float64)
-    return {DX: np.where(x > 0, dy, 0.0)}
+def relu_grad_reference(InputTensor, InputGradientTensor, *, ctx):
+    x = np.asarray(InputTensor, np.float64)
+    return np.where(x > 0, np.asarray(InputGradientTensor, np.float64), 0.0)
 
 
 register(OperatorDef(
-    name="DML_OPERATOR_ACTIVATION_RELU_GRAD", kernel=_grad_kernel, reference=_grad_reference,
-    module=__name__, rules=(same_sizes(IN, DY, DX), same_type(IN, DY, DX)),
+    "DML_OPERATOR_ACTIVATION_RELU_GRAD", relu_grad, relu_grad_reference,
+    output_sizes=sizes_of(IN, DX), module=__name__,
+    rules=(same_sizes(IN, DY), same_type(IN, DY, DX)),
     examples=(
         Example({IN: f32a([-1, 0, -0.0, 1e-30, 2, np.nan]), DY: f32a([5, 6, 7, 8, 9, 10])},
                 {DX: f32a([0, 0, 0, 8, 9, 0])}, note="the gradient at 0 (and NaN) is 0"),

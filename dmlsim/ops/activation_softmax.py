@@ -25,20 +25,23 @@ import math
 import numpy as np
 
 from .._core.registry import Example
-from ._activation import axes_activation, effective_rank_at_most_2, hardmax, log_softmax, softmax
+from ._activation import axes_activation, effective_rank_at_most_2
+from ._softmax import (hardmax, hardmax_reference, log_softmax, log_softmax_reference, softmax,
+                       softmax_reference)
 from ._elementwise import IN, OUT
 
 ULP = {"FLOAT32": 64, "FLOAT16": 1}
+RANK_2 = effective_rank_at_most_2
 f32a = np.float32
 E = math.e
 
 
-def _rows(spec, ndim):
+def _rows(attrs, ndim):
     return (ndim - 1,)
 
 
 axes_activation(
-    "DML_OPERATOR_ACTIVATION_SOFTMAX", softmax, _rows, (effective_rank_at_most_2,), ulp=ULP,
+    "DML_OPERATOR_ACTIVATION_SOFTMAX", softmax, softmax_reference, _rows, (RANK_2,), ulp=ULP,
     examples=(
         Example({IN: f32a([[[[0, 0, 0, 0], [5, 5, 5, 5]]]])},
                 {OUT: f32a([[[[0.25] * 4, [0.25] * 4]]])}, note="{1, 1, 2, 4}: two rows"),
@@ -50,7 +53,7 @@ axes_activation(
 )
 
 axes_activation(
-    "DML_OPERATOR_ACTIVATION_LOG_SOFTMAX", log_softmax, _rows, (effective_rank_at_most_2,),
+    "DML_OPERATOR_ACTIVATION_LOG_SOFTMAX", log_softmax, log_softmax_reference, _rows, (RANK_2,),
     ulp=ULP,
     examples=(
         Example({IN: f32a([[[[3, 3], [1, 1 + math.log(3)]]]])},
@@ -62,7 +65,7 @@ axes_activation(
 )
 
 axes_activation(
-    "DML_OPERATOR_ACTIVATION_HARDMAX", hardmax, _rows, (effective_rank_at_most_2,),
+    "DML_OPERATOR_ACTIVATION_HARDMAX", hardmax, hardmax_reference, _rows, (RANK_2,),
     examples=(
         Example({IN: f32a([[[[3, 1, 3], [-1, -2, -1]]]])}, {OUT: f32a([[[[1, 0, 0], [1, 0, 0]]]])},
                 note="ties: the first maximum gets 1"),

@@ -22,7 +22,9 @@ import math
 import numpy as np
 
 from .._core.registry import Example
-from ._activation import axes_activation, check_axes, hardmax, log_softmax, softmax
+from ._activation import axes_activation, check_axes
+from ._softmax import (hardmax, hardmax_reference, log_softmax, log_softmax_reference, softmax,
+                       softmax_reference)
 from ._elementwise import IN, OUT
 
 ULP = {"FLOAT32": 64, "FLOAT16": 1}
@@ -31,12 +33,12 @@ PAGE_INPUT = f32a([[[12, 0], [-101, 11]], [[3, 234], [0, -101]]])
 LN2, LN3 = math.log(2), math.log(3)
 
 
-def _axes(spec, ndim):
-    return tuple(spec.attr["Axes"])
+def _axes(attrs, ndim):
+    return tuple(attrs["Axes"])
 
 
 axes_activation(
-    "DML_OPERATOR_ACTIVATION_SOFTMAX1", softmax, _axes, (check_axes,), ulp=ULP,
+    "DML_OPERATOR_ACTIVATION_SOFTMAX1", softmax, softmax_reference, _axes, (check_axes,), ulp=ULP,
     examples=(
         Example({IN: f32a([[[1, 5], [1, 5]], [[1, 5], [1, 5]]])},
                 {OUT: f32a([[[0.25, 0.25], [0.25, 0.25]], [[0.25, 0.25], [0.25, 0.25]]])},
@@ -50,7 +52,8 @@ axes_activation(
 )
 
 axes_activation(
-    "DML_OPERATOR_ACTIVATION_LOG_SOFTMAX1", log_softmax, _axes, (check_axes,), ulp=ULP,
+    "DML_OPERATOR_ACTIVATION_LOG_SOFTMAX1", log_softmax, log_softmax_reference, _axes,
+    (check_axes,), ulp=ULP,
     examples=(
         Example({IN: f32a([[[0, 0], [8, 8]], [[0, 0], [8, 8]]])},
                 {OUT: f32a([[[-LN2, -LN2], [-LN2, -LN2]], [[-LN2, -LN2], [-LN2, -LN2]]])},
@@ -61,7 +64,7 @@ axes_activation(
 )
 
 axes_activation(
-    "DML_OPERATOR_ACTIVATION_HARDMAX1", hardmax, _axes, (check_axes,),
+    "DML_OPERATOR_ACTIVATION_HARDMAX1", hardmax, hardmax_reference, _axes, (check_axes,),
     examples=(
         Example({IN: PAGE_INPUT}, {OUT: f32a([[[1, 0], [0, 1]], [[1, 1], [0, 0]]])}, {"Axes": (1,)},
                 "the page's example 1"),

@@ -17,7 +17,6 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
-from .._core.hresult import E_INVALIDARG, fail
 from .._core.registry import Example
 from ._activation import const, f32, float_unary
 from ._elementwise import IN, OUT
@@ -27,10 +26,10 @@ f32a = np.float32
 LN2 = math.log(2)
 
 
-def _steepness(spec):
+def _steepness(spec, check):
     s = spec.attr["Steepness"]
     if not np.float32(s) >= 1:
-        fail(E_INVALIDARG, f"{spec.name}: Steepness is {s}; it cannot be less than 1")
+        check.fail(f"Steepness is {s}; it cannot be less than 1")
 
 
 def _sp(v):

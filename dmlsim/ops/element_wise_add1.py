@@ -2,31 +2,28 @@
 
 ATensor, BTensor and OutputTensor have the same DataType, DimensionCount and Sizes (FLOAT32,
 FLOAT16). The optional FusedActivation (a DML_OPERATOR_DESC with NULL tensors, checked at
-CreateOperator by ``validation.fused_activations``) runs on the sum while it is still in the
-compute type (``_fused``): FLOAT16 adds and activates in float32 and rounds once.
+CreateOperator by ``validation.fused_activations``) is applied by the registry to the sum
+while it is still in the compute type: FLOAT16 adds and activates in float32 and rounds once.
 """
 import numpy as np
 
-from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
+from .._core.registry import Example, OperatorDef, register, same_sizes, same_type, sizes_of
 from ._elementwise import OUT, upcast
-from ._fused import apply_fused_activation, fused_reference
 
 A, B = "ATensor", "BTensor"
 
 
-def _kernel(inputs, spec, ctx):
-    y = upcast(inputs[A], ctx) + upcast(inputs[B], ctx)
-    return {OUT: apply_fused_activation(y, spec.attr.get("FusedActivation"), ctx)}
+def add1(ATensor, BTensor, *, ctx):
+    return upcast(ATensor, ctx) + upcast(BTensor, ctx)
 
 
-def _reference(inputs, spec):
-    y = np.asarray(inputs[A], np.float64) + np.asarray(inputs[B], np.float64)
-    return {OUT: fused_reference(y, spec.attr.get("FusedActivation"))}
+def add1_reference(ATensor, BTensor, *, ctx):
+    return np.asarray(ATensor, np.float64) + np.asarray(BTensor, np.float64)
 
 
 register(OperatorDef(
-    "DML_OPERATOR_ELEMENT_WISE_ADD1", _kernel, _reference,
-    rules=(same_sizes(A, B, OUT), same_type(A, B, OUT)),
+    "DML_OPERATOR_ELEMENT_WISE_ADD1", add1, add1_reference, output_sizes=sizes_of(A, OUT),
+    rules=(same_sizes(A, B), same_type(A, B, OUT)),
     examples=(
         Example({A: np.array([[1.0, -2.0], [np.inf, -0.0]], np.float32),
                  B: np.array([[10.0, 0.5], [-np.inf, -0.0]], np.float32)},

@@ -12,29 +12,31 @@ bits (x86 and HLSL hardware do, giving x << (b % 32) for 32-bit elements).
 import jax.numpy as jnp
 import numpy as np
 
-from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
+from .._core.registry import Example, OperatorDef, register, same_sizes, same_type, sizes_of
 
 A, B, OUT = "ATensor", "BTensor", "OutputTensor"
 
 
-def _shift(a, b, left, xp):
-    width = np.dtype(a.dtype).itemsize * 8
-    big = b >= width
-    safe = xp.where(big, xp.zeros_like(b), b)  # keep the shift itself defined
-    shifted = (a << safe) if left else (a >> safe)
-    return xp.where(big, xp.zeros_like(a), shifted)
-
-
 def _register(suffix, left, examples):
-    def kernel(inputs, spec, ctx):
-        return {OUT: _shift(inputs[A], inputs[B], left, jnp)}
+    def kernel(ATensor, BTensor, *, ctx):
+        width = np.dtype(ATensor.dtype).itemsize * 8
+        big = BTensor >= width
+        safe = jnp.where(big, jnp.zeros_like(BTensor), BTensor)  # keep the shift defined
+        shifted = (ATensor << safe) if left else (ATensor >> safe)
+        return jnp.where(big, jnp.zeros_like(ATensor), shifted)
 
-    def reference(inputs, spec):
-        return {OUT: _shift(np.asarray(inputs[A]), np.asarray(inputs[B]), left, np)}
+    def reference(ATensor, BTensor, *, ctx):
+        a = np.asarray(ATensor)
+        width = 8 * a.dtype.itemsize
+        mask = (1 << width) - 1
+        flat = [0 if int(n) >= width else ((int(x) << int(n)) & mask) if left else
+                (int(x) >> int(n)) for x, n in zip(a.reshape(-1), np.asarray(BTensor).reshape(-1))]
+        return np.array(flat, a.dtype).reshape(a.shape)
 
     register(OperatorDef(f"DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_{suffix}", kernel, reference,
-                         (same_sizes(A, B, OUT), same_type(A, B, OUT)), examples,
-                         module=__name__))
+                         output_sizes=sizes_of(A, OUT), rules=(same_sizes(A, B),
+                                                               same_type(A, B, OUT)),
+                         examples=examples, module=__name__))
 
 
 def _ex(a, b, out, dtype, note=""):

@@ -18,14 +18,25 @@ from .._core.registry import Example, same_type
 from ._elementwise import IN, OUT, unary
 from ._ieee import fmax, fmin
 from ._numeric import cast_attr, is_int
+from ._reference import int_bound, ref_max, ref_min
 
 
-def clip(x, attrs, xp):
-    lo = xp.asarray(cast_attr(attrs["Min"], x.dtype) if is_int(x.dtype) else
-                    np.float32(attrs["Min"]), x.dtype)
-    hi = xp.asarray(cast_attr(attrs["Max"], x.dtype) if is_int(x.dtype) else
-                    np.float32(attrs["Max"]), x.dtype)
-    return fmax(xp.broadcast_to(lo, x.shape), fmin(x, xp.broadcast_to(hi, x.shape), xp), xp)
+def clip(x, attrs):
+    lo = jnp.asarray(cast_attr(attrs["Min"], x.dtype) if is_int(x.dtype) else
+                     np.float32(attrs["Min"]), x.dtype)
+    hi = jnp.asarray(cast_attr(attrs["Max"], x.dtype) if is_int(x.dtype) else
+                     np.float32(attrs["Max"]), x.dtype)
+    return fmax(jnp.broadcast_to(lo, x.shape), fmin(x, jnp.broadcast_to(hi, x.shape)))
+
+
+def clip_reference(x, attrs):
+    """max(Min, min(x, Max)) in float64, or exactly in an integer input's own type."""
+    if is_int(x.dtype):
+        lo, hi = int_bound(attrs["Min"], x.dtype), int_bound(attrs["Max"], x.dtype)
+        return np.array([max(lo, min(int(v), hi)) for v in x.reshape(-1)],
+                        x.dtype).reshape(x.shape)
+    lo, hi = np.float64(np.float32(attrs["Min"])), np.float64(np.float32(attrs["Max"]))
+    return ref_max(lo, ref_min(x, hi))
 
 
 def _ex(x, out, lo, hi, dtype, sb=None, note=""):
@@ -35,8 +46,7 @@ def _ex(x, out, lo, hi, dtype, sb=None, note=""):
 
 unary(
     "DML_OPERATOR_ELEMENT_WISE_CLIP",
-    lambda x, attrs: clip(x, attrs, jnp), lambda x, attrs: clip(x, attrs, np),
-    int_reference=lambda x, attrs: clip(x, attrs, np),
+    clip, clip_reference, int_reference=clip_reference,
     rules=(same_type(IN, OUT),), ulp={"FLOAT32": 0, "FLOAT16": 0},
     examples=(
         _ex([-1.0, 0.5, 7.0, -np.inf, np.nan, -0.0], [0.0, 0.5, 6.0, 0.0, 6.0, 0.0], 0.0, 6.0,

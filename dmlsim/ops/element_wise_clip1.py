@@ -15,44 +15,42 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._core import dtypes
-from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
-from ._elementwise import IN, OUT, np_to_int, scalar_type_rule, scalar_value, to_int, upcast
+from .._core.registry import Example, OperatorDef, register, same_type, sizes_of
+from ._elementwise import IN, OUT, np_to_int, to_int, upcast
+from ._scalar import scalar_type_rule, scalar_value
 from ._ieee import fmax, fmin
+from ._reference import ref_max, ref_min
 
 
-def bounds(attrs):
-    dt = attrs["MinMaxDataType"]
-    return scalar_value(attrs["Min"], dt), scalar_value(attrs["Max"], dt)
-
-
-def _clamp(x, lo, hi, xp):
+def _clamp(x, lo, hi):
     """max(Min, min(x, Max)) with HLSL max/min."""
-    lo = xp.broadcast_to(xp.asarray(lo, x.dtype), x.shape)
-    hi = xp.broadcast_to(xp.asarray(hi, x.dtype), x.shape)
-    return fmax(lo, fmin(x, hi, xp), xp)
+    lo = jnp.broadcast_to(jnp.asarray(lo, x.dtype), x.shape)
+    hi = jnp.broadcast_to(jnp.asarray(hi, x.dtype), x.shape)
+    return fmax(lo, fmin(x, hi))
 
 
-def _kernel(inputs, spec, ctx):
-    x, attrs = inputs[IN], spec.attr
-    lo, hi = bounds(attrs)
-    sb = attrs["ScaleBias"]
-    out_t = spec.tensor[OUT].np_dtype
-    if sb is None:
-        return {OUT: _clamp(upcast(x, ctx), lo, hi, jnp)}
+def clip1(InputTensor, *, ScaleBias, MinMaxDataType, Min, Max, ctx):
+    lo, hi = scalar_value(Min, MinMaxDataType), scalar_value(Max, MinMaxDataType)
+    x, out_t = InputTensor, ctx.out_dtype()
+    if ScaleBias is None:
+        return _clamp(upcast(x, ctx), lo, hi)
     y = upcast(x, ctx) if np.issubdtype(x.dtype, np.floating) else x.astype(jnp.float64)
-    y = _clamp(y * jnp.asarray(sb[0], y.dtype) + jnp.asarray(sb[1], y.dtype), lo, hi, jnp)
-    return {OUT: y if np.issubdtype(out_t, np.floating) else to_int(y, out_t)}
+    y = _clamp(y * jnp.asarray(ScaleBias[0], y.dtype) + jnp.asarray(ScaleBias[1], y.dtype),
+               lo, hi)
+    return y if np.issubdtype(out_t, np.floating) else to_int(y, out_t)
 
 
-def _reference(inputs, spec):
-    x, attrs = np.asarray(inputs[IN]), spec.attr
-    lo, hi = bounds(attrs)
-    sb = attrs["ScaleBias"]
-    if sb is None and not np.issubdtype(x.dtype, np.floating):
-        return {OUT: _clamp(x, lo, hi, np)}  # exact integers
+def clip1_reference(InputTensor, *, ScaleBias, MinMaxDataType, Min, Max, ctx):
+    x = np.asarray(InputTensor)
+    lo, hi = scalar_value(Min, MinMaxDataType), scalar_value(Max, MinMaxDataType)
+    if ScaleBias is None and not np.issubdtype(x.dtype, np.floating):  # exact integers
+        return np.array([max(int(lo), min(int(v), int(hi))) for v in x.reshape(-1)],
+                        x.dtype).reshape(x.shape)
     y = x.astype(np.float64)
-    y = _clamp(y if sb is None else y * sb[0] + sb[1], np.float64(lo), np.float64(hi), np)
-    return {OUT: y if np.issubdtype(x.dtype, np.floating) else np_to_int(y, x.dtype)}
+    if ScaleBias is not None:
+        y = y * ScaleBias[0] + ScaleBias[1]
+    y = ref_max(np.float64(lo), ref_min(y, np.float64(hi)))
+    return y if np.issubdtype(x.dtype, np.floating) else np_to_int(y, x.dtype)
 
 
 def _ex(x, lo, hi, out, dtype, scale_bias=None, note=""):
@@ -64,8 +62,8 @@ def _ex(x, lo, hi, out, dtype, scale_bias=None, note=""):
 
 
 register(OperatorDef(
-    "DML_OPERATOR_ELEMENT_WISE_CLIP1", _kernel, _reference,
-    rules=(same_sizes(IN, OUT), same_type(IN, OUT), scalar_type_rule("MinMaxDataType", OUT)),
+    "DML_OPERATOR_ELEMENT_WISE_CLIP1", clip1, clip1_reference, output_sizes=sizes_of(IN, OUT),
+    rules=(same_type(IN, OUT), scalar_type_rule("MinMaxDataType", OUT)),
     examples=(
         _ex([-2.0, -0.0, 0.5, 3.0, np.nan, -np.inf], 0.0, 1.0, [0.0, 0.0, 0.5, 1.0, 1.0, 0.0],
             np.float32, note="HLSL max/min: min(NaN, 1) = 1; max(+0.0, -0.0) = +0.0"),

@@ -14,52 +14,79 @@ OutputTensor.DataType"; the operator has no OutputTensor, so dmlsim checks it ag
 OutputGradientTensor.DataType. A NaN x compares false both ways: its gradient passes.
 """
 import math
+from fractions import Fraction
 
 import jax.numpy as jnp
 import numpy as np
 
 from .._core import dtypes
-from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
-from ._elementwise import scalar_type_rule, scalar_value
+from .._core.registry import (Example, OperatorDef, register, same_sizes, same_type, signature,
+                              sizes_of)
+from .._schema.operators_generated import OPERATORS
+from ._scalar import scalar_type_rule, scalar_value
 
 X, G, OUT = "InputTensor", "InputGradientTensor", "OutputGradientTensor"
 
 
-def _int_cmp(x, v, le, xp):
+def _int_cmp(x, v, le):
     """x <= v (``le``) or x >= v, exactly, for integer x and a float v."""
     info, shape = np.iinfo(x.dtype), x.shape
     if math.isnan(v):
-        return xp.zeros(shape, bool)
+        return jnp.zeros(shape, bool)
     if math.isinf(v):
-        return xp.full(shape, (v > 0) == le)
+        return jnp.full(shape, (v > 0) == le)
     b = math.floor(v) if le else math.ceil(v)
     if b < info.min or b > info.max:
-        return xp.full(shape, (b > info.max) == le)
-    return x <= xp.asarray(b, x.dtype) if le else x >= xp.asarray(b, x.dtype)
+        return jnp.full(shape, (b > info.max) == le)
+    return x <= jnp.asarray(b, x.dtype) if le else x >= jnp.asarray(b, x.dtype)
 
 
-def _outside_float_bounds(x, lo, hi, xp):
+def _outside_float_bounds(x, lo, hi):
     if np.issubdtype(x.dtype, np.integer):
-        return _int_cmp(x, lo, True, xp) | _int_cmp(x, hi, False, xp)
+        return _int_cmp(x, lo, True) | _int_cmp(x, hi, False)
     xf = x.astype(np.float32)
-    return (xf <= xp.asarray(lo, np.float32)) | (xf >= xp.asarray(hi, np.float32))
+    return (xf <= jnp.asarray(lo, np.float32)) | (xf >= jnp.asarray(hi, np.float32))
 
 
-def _outside_typed_bounds(x, lo, hi, xp):
-    return (x <= xp.asarray(lo, x.dtype)) | (x >= xp.asarray(hi, x.dtype))
+def _outside_typed_bounds(x, lo, hi):
+    return (x <= jnp.asarray(lo, x.dtype)) | (x >= jnp.asarray(hi, x.dtype))
+
+
+def _exact(v):
+    """A value as an exact rational (Python int or Fraction); NaN/inf as floats."""
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    f = float(v)
+    return Fraction(f) if math.isfinite(f) else f
+
+
+def _reference(bounds):
+    """The gradient passes where Min < x < Max, compared exactly (no rounding of x)."""
+    def reference(InputTensor, InputGradientTensor, *, ctx, **attrs):
+        lo, hi = (_exact(b) for b in bounds(attrs))
+        x, g = np.asarray(InputTensor), np.asarray(InputGradientTensor)
+        keep = [not (_exact(v) <= lo or _exact(v) >= hi) for v in x.reshape(-1)]
+        flat = [gv if k else np.zeros((), g.dtype)[()] for gv, k in zip(g.reshape(-1), keep)]
+        return np.array(flat, g.dtype).reshape(g.shape)
+    return reference
 
 
 def _register(name, bounds, outside, rules, examples):
-    def run(inputs, spec, xp):
-        x, g = xp.asarray(inputs[X]), xp.asarray(inputs[G])
-        lo, hi = bounds(spec.attr)
-        return {OUT: xp.where(outside(x, lo, hi, xp), xp.zeros_like(g), g)}
+    full = f"DML_OPERATOR_ELEMENT_WISE_{name}"
 
-    register(OperatorDef(f"DML_OPERATOR_ELEMENT_WISE_{name}",
-                         lambda inputs, spec, ctx: run(inputs, spec, jnp),
-                         lambda inputs, spec: run(inputs, spec, np),
-                         (same_sizes(X, G, OUT), same_type(X, G, OUT), *rules), examples,
-                         module=__name__))
+    def kernel(InputTensor, InputGradientTensor, *, ctx, **attrs):
+        lo, hi = bounds(attrs)
+        g = InputGradientTensor
+        return jnp.where(outside(InputTensor, lo, hi), jnp.zeros_like(g), g)
+
+    attrs = tuple(f for f in ("Min", "Max", "MinMaxDataType") if f in
+                  {f["name"] for f in OPERATORS[full]["fields"]})
+    kernel.__signature__ = signature((X, G), attrs)
+    ref = _reference(bounds)
+    ref.__signature__ = signature((X, G), attrs)
+    register(OperatorDef(full, kernel, ref, output_sizes=sizes_of(X, OUT),
+                         rules=(same_sizes(X, G), same_type(X, G, OUT), *rules),
+                         examples=examples, module=__name__))
 
 
 def _ex(x, g, out, dtype, attrs, note=""):

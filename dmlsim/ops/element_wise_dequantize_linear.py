@@ -9,21 +9,33 @@ never wraps (INT32 2147483647 - (-2147483648) is 4294967295), and for 8- and 16-
 the result is the correctly rounded product. A scale of 0 is undefined behaviour per the
 page; dmlsim gives (input - zero_point) * 0.
 """
-import jax.numpy as jnp
+from fractions import Fraction
+
 import numpy as np
 
-from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
+from .._core.registry import Example, OperatorDef, register, same_sizes, same_type, sizes_of
 from ._quantize import f64
 
 IN, S, ZP, OUT = "InputTensor", "ScaleTensor", "ZeroPointTensor", "OutputTensor"
 
 
-def _dequantize(inputs, spec, xp):
-    x = f64(inputs[IN], xp)
-    zp = inputs.get(ZP)
-    if zp is not None:
-        x = x - f64(zp, xp)
-    return {OUT: x * f64(inputs[S], xp)}
+def dequantize_linear(InputTensor, ScaleTensor, ZeroPointTensor, *, ctx):
+    x = f64(InputTensor)
+    if ZeroPointTensor is not None:
+        x = x - f64(ZeroPointTensor)
+    return x * f64(ScaleTensor)
+
+
+def dequantize_linear_reference(InputTensor, ScaleTensor, ZeroPointTensor, *, ctx):
+    """Exact: Python integers minus the zero point, times the scale as a fraction."""
+    x = np.asarray(InputTensor)
+    zp = np.zeros(x.shape, np.int64) if ZeroPointTensor is None else \
+        np.broadcast_to(ZeroPointTensor, x.shape)
+    scale = np.broadcast_to(np.asarray(ScaleTensor, np.float64), x.shape)
+    flat = [float((int(v) - int(z)) * Fraction(float(s))) if np.isfinite(s) else
+            (int(v) - int(z)) * float(s)
+            for v, z, s in zip(x.reshape(-1), zp.reshape(-1), scale.reshape(-1))]
+    return np.array(flat, np.float64).reshape(x.shape)
 
 
 def _ex(x, scale, zp, out, dtype, out_dtype=np.float32, note=""):
@@ -35,10 +47,10 @@ def _ex(x, scale, zp, out, dtype, out_dtype=np.float32, note=""):
 
 
 register(OperatorDef(
-    "DML_OPERATOR_ELEMENT_WISE_DEQUANTIZE_LINEAR",
-    lambda inputs, spec, ctx: _dequantize(inputs, spec, jnp),
-    lambda inputs, spec: _dequantize(inputs, spec, np),
-    rules=(same_sizes(IN, S, ZP, OUT), same_type(IN, ZP), same_type(OUT, S)),
+    "DML_OPERATOR_ELEMENT_WISE_DEQUANTIZE_LINEAR", dequantize_linear,
+    dequantize_linear_reference, output_sizes=sizes_of(IN, OUT),
+    rules=(same_sizes(IN, S, ZP), same_type(IN, ZP), same_type(OUT, S)),
+    output_types=lambda spec: {OUT: spec.tensor[S].data_type},
     examples=(
         _ex([0, 128, 255], 0.5, [128, 128, 128], [-64.0, 0.0, 63.5], np.uint8),
         _ex([2**31 - 1, -2**31], 1.0, [-2**31, 2**31 - 1], [4294967296.0, -4294967296.0],

@@ -7,22 +7,26 @@ and Sizes. The selected element is copied bit for bit (NaN payloads, -0.0, denor
 import jax.numpy as jnp
 import numpy as np
 
-from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
+from .._core.registry import Example, OperatorDef, register, same_sizes, same_type, sizes_of
 
 C, A, B, OUT = "ConditionTensor", "ATensor", "BTensor", "OutputTensor"
 
 
-def _kernel(inputs, spec, ctx):
-    return {OUT: jnp.where(inputs[C] != 0, inputs[A], inputs[B])}
+def element_wise_if(ConditionTensor, ATensor, BTensor, *, ctx):
+    return jnp.where(ConditionTensor != 0, ATensor, BTensor)
 
 
-def _reference(inputs, spec):
-    return {OUT: np.where(np.asarray(inputs[C]) != 0, np.asarray(inputs[A]), np.asarray(inputs[B]))}
+def element_wise_if_reference(ConditionTensor, ATensor, BTensor, *, ctx):
+    flat = [a if c else b for c, a, b in zip(np.ravel(ConditionTensor), np.ravel(ATensor),
+                                              np.ravel(BTensor))]
+    return np.array(flat, np.asarray(ATensor).dtype).reshape(np.shape(ATensor))
 
 
 register(OperatorDef(
-    "DML_OPERATOR_ELEMENT_WISE_IF", _kernel, _reference,
-    rules=(same_sizes(C, A, B, OUT), same_type(A, B, OUT)),
+    "DML_OPERATOR_ELEMENT_WISE_IF", element_wise_if, element_wise_if_reference,
+    output_sizes=sizes_of(A, OUT),
+    rules=(same_sizes(C, A, B), same_type(A, B, OUT)),
+    output_types=lambda spec: {OUT: spec.tensor[A].data_type},
     examples=(
         Example({C: np.array([3, 0, 1, 255], np.uint8), A: np.array([1, 2, 3, 4], np.uint8),
                  B: np.array([9, 8, 7, 6], np.uint8)}, {OUT: np.array([1, 8, 3, 4], np.uint8)},

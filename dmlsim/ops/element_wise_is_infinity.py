@@ -5,18 +5,18 @@ f(x) = isinf(x) && ((x > 0 && POSITIVE) || (x < 0 && NEGATIVE) || EITHER); UINT8
 import jax.numpy as jnp
 import numpy as np
 
-from .._core.hresult import E_INVALIDARG, fail
+from .._core import dtypes
 from .._core.registry import Example
 from ._elementwise import IN, OUT, unary
 
 EITHER, POSITIVE, NEGATIVE = 0, 1, 2
 
 
-def _mode(spec):
+def _mode(spec, check):
     mode = spec.attr["InfinityMode"]
     if mode not in (EITHER, POSITIVE, NEGATIVE):
-        fail(E_INVALIDARG, f"{spec.name}: InfinityMode is {mode}, which is not a "
-                           "DML_IS_INFINITY_MODE (0 EITHER, 1 POSITIVE, 2 NEGATIVE)")
+        check.fail(f"InfinityMode is {mode}, which is not a DML_IS_INFINITY_MODE (0 EITHER, "
+                   "1 POSITIVE, 2 NEGATIVE)")
 
 
 def _kernel(x, attrs):
@@ -26,14 +26,13 @@ def _kernel(x, attrs):
 
 
 def _reference(x, attrs):
-    mode = attrs["InfinityMode"]
-    inf = np.isinf(x)
-    r = inf & (x > 0) if mode == POSITIVE else inf & (x < 0) if mode == NEGATIVE else inf
-    return r.astype(np.float64)
+    want = {EITHER: (np.inf, -np.inf), POSITIVE: (np.inf,), NEGATIVE: (-np.inf,)}
+    return np.isin(x, want[attrs["InfinityMode"]]).astype(np.float64)
 
 
 unary(
     "DML_OPERATOR_ELEMENT_WISE_IS_INFINITY", _kernel, _reference, rules=(_mode,),
+    output_types=lambda spec: {OUT: dtypes.UINT8},
     examples=(
         Example({IN: np.array([np.inf, -np.inf, np.nan, 1.0], np.float32)},
                 {OUT: np.array([1, 1, 0, 0], np.uint8)}, {"InfinityMode": EITHER}),

@@ -7,6 +7,7 @@ quiet or signaling, whatever its sign. There is no ScaleBias.
 import jax.numpy as jnp
 import numpy as np
 
+from .._core import dtypes
 from .._core.registry import Example
 from ._elementwise import IN, OUT, unary
 
@@ -16,6 +17,7 @@ unary(
     "DML_OPERATOR_ELEMENT_WISE_IS_NAN",
     lambda x, attrs: jnp.isnan(x),
     lambda x, attrs: np.isnan(x).astype(np.float64),
+    output_types=lambda spec: {OUT: dtypes.UINT8},
     examples=(
         Example({IN: np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0], np.float32)},
                 {OUT: np.array([1, 0, 0, 0, 0, 0], np.uint8)}),

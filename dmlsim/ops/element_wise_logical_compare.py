@@ -16,6 +16,7 @@ import numpy as np
 
 from .._core.registry import Example, same_type
 from ._elementwise import OUT, binary
+from ._scalar import logical_output
 
 A, B = "ATensor", "BTensor"
 NAN, INF = np.nan, np.inf
@@ -58,8 +59,7 @@ def _register(suffix, op, examples):
     binary(f"DML_OPERATOR_ELEMENT_WISE_LOGICAL_{suffix}",
            lambda a, b: op(a, b),
            lambda a, b: op(np.asarray(a), np.asarray(b)).astype(np.float64),
-           rules=(same_type(A, B),),
-           examples=examples)
+           rules=(same_type(A, B),), examples=examples, output_types=logical_output)
 
 
 for _row in _ROWS:

@@ -7,12 +7,13 @@ import numpy as np
 
 from .._core.registry import Example, same_type
 from ._elementwise import OUT, binary
+from ._scalar import logical_output
 
 binary(
     "DML_OPERATOR_ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL",
     lambda a, b: a <= b,
     lambda a, b: (np.asarray(a) <= np.asarray(b)).astype(np.float64),
-    rules=(same_type("ATensor", "BTensor"),),
+    rules=(same_type("ATensor", "BTensor"),), output_types=logical_output,
     examples=(
         Example({"ATensor": np.array([1, 2, 3, np.nan], np.float32),
                  "BTensor": np.array([2, 2, 2, 0], np.float32)},

@@ -1,4 +1,4 @@
-"""DML_OPERATOR_ELEMENT_WISE_MAX and _MIN, one row each: f(a, b) = max(a, b) / min(a, b).
+"""ELEMENT_WISE_MAX and ELEMENT_WISE_MIN, one row each: f(a, b) = max(a, b) / min(a, b).
 
 ATensor, BTensor and OutputTensor have the same DataType, DimensionCount and Sizes; integers
 (FL 2_1; 64-bit from 5_0) compare exactly in their own type. The pages do not say what a NaN
@@ -11,6 +11,7 @@ import numpy as np
 from .._core.registry import Example
 from ._elementwise import OUT, binary
 from ._ieee import fmax, fmin
+from ._reference import ref_max, ref_min
 
 A, B = "ATensor", "BTensor"
 NAN = np.nan
@@ -22,7 +23,7 @@ def _ex(a, b, out, dtype, note=""):
 
 
 ROWS = (
-    ("MAX", fmax, (
+    ("MAX", fmax, ref_max, (
         _ex([NAN, 1.0, NAN, -0.0, 0.0, -np.inf], [2.0, NAN, NAN, 0.0, -0.0, -5.0],
             [2.0, 1.0, NAN, 0.0, 0.0, -5.0], np.float32,
             "a NaN operand is ignored (maxNum); max(-0, +0) = +0"),
@@ -30,7 +31,7 @@ ROWS = (
         _ex([0, 255], [200, 1], [200, 255], np.uint8),
         _ex([NAN, 65504.0], [-1.0, -65504.0], [-1.0, 65504.0], np.float16),
     )),
-    ("MIN", fmin, (
+    ("MIN", fmin, ref_min, (
         _ex([NAN, 1.0, NAN, -0.0, 0.0, np.inf], [2.0, NAN, NAN, 0.0, -0.0, 5.0],
             [2.0, 1.0, NAN, -0.0, -0.0, 5.0], np.float32,
             "a NaN operand is ignored (minNum); min(-0, +0) = -0"),
@@ -40,7 +41,6 @@ ROWS = (
     )),
 )
 
-for _name, _fn, _examples in ROWS:
-    binary(f"DML_OPERATOR_ELEMENT_WISE_{_name}", lambda a, b, f=_fn: f(a, b),
-           lambda a, b, f=_fn: f(np.asarray(a), np.asarray(b), np), examples=_examples,
+for _name, _fn, _ref, _examples in ROWS:
+    binary(f"DML_OPERATOR_ELEMENT_WISE_{_name}", _fn, _ref, examples=_examples,
            ulp={"FLOAT32": 0, "FLOAT16": 0})

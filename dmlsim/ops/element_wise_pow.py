@@ -21,10 +21,9 @@ Tolerance: XLA's float32 pow is within 1 ULP of float64 over 1.2e6 random inputs
 import jax.numpy as jnp
 import numpy as np
 
-from .._core import config, dtypes
+from .._core import dtypes
 from .._core.config import fl_name
-from .._core.hresult import E_INVALIDARG, fail
-from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
+from .._core.registry import Example, OperatorDef, register, same_sizes, same_type, sizes_of
 from ._elementwise import IN, OUT, scale_bias, to_int, upcast
 from ._numeric import is_int, is_signed, py, wrap
 
@@ -32,16 +31,13 @@ EXP = "ExponentTensor"
 F64 = jnp.float64
 
 
-def exponent_type_until_3_0(spec, level=None):
-    level = config.settings.feature_level if level is None else level
+def exponent_type_until_3_0(spec, check):
     x, e = spec.tensor[IN], spec.tensor[EXP]
-    if level < 0x3000 and x is not None and e is not None and x.data_type != e.data_type:
-        fail(E_INVALIDARG, f"{spec.name}: ExponentTensor.DataType is {dtypes.name(e.data_type)} "
-                           f"but InputTensor.DataType is {dtypes.name(x.data_type)}; until "
-                           f"DML_FEATURE_LEVEL_3_0 they must match (device: {fl_name(level)})")
-
-
-exponent_type_until_3_0.needs_feature_level = True
+    if check.level < 0x3000 and x is not None and e is not None and \
+            x.data_type != e.data_type:
+        check.fail(f"ExponentTensor.DataType is {dtypes.name(e.data_type)} but "
+                   f"InputTensor.DataType is {dtypes.name(x.data_type)}; until "
+                   f"DML_FEATURE_LEVEL_3_0 they must match (device: {fl_name(check.level)})")
 
 
 def int_pow(x, e):
@@ -60,19 +56,19 @@ def int_pow(x, e):
     return jnp.where(e < 0, inv, result)
 
 
-def _kernel(inputs, spec, ctx):
-    x, e, sb = inputs[IN], inputs[EXP], spec.attr.get("ScaleBias")
+def element_wise_pow(InputTensor, ExponentTensor, *, ScaleBias, ctx):
+    x, e, sb = InputTensor, ExponentTensor, ScaleBias
     if is_int(x.dtype):
         if sb is None and is_int(e.dtype):
-            return {OUT: int_pow(x, e)}
+            return int_pow(x, e)
         y = jnp.power(scale_bias(x.astype(F64), sb), e.astype(F64))
-        return {OUT: to_int(y, spec.tensor[OUT].np_dtype)}
+        return to_int(y, ctx.out_dtype())
     xc = scale_bias(upcast(x, ctx), sb)
     if is_int(e.dtype):
-        return {OUT: jnp.power(xc.astype(F64), e.astype(F64))}
+        return jnp.power(xc.astype(F64), e.astype(F64))
     ec = upcast(e, ctx)
     ct = jnp.promote_types(xc.dtype, ec.dtype)
-    return {OUT: jnp.power(xc.astype(ct), ec.astype(ct))}
+    return jnp.power(xc.astype(ct), ec.astype(ct))
 
 
 def _py_pow(x, n, bits):
@@ -84,16 +80,14 @@ def _py_pow(x, n, bits):
     return -1 if x == 0 else 0  # -1 wraps to every bit set
 
 
-def _reference(inputs, spec):
-    x, e, sb = np.asarray(inputs[IN]), np.asarray(inputs[EXP]), spec.attr.get("ScaleBias")
-    out_t = spec.tensor[OUT].np_dtype
+def element_wise_pow_reference(InputTensor, ExponentTensor, *, ScaleBias, ctx):
+    x, e, sb = np.asarray(InputTensor), np.asarray(ExponentTensor), ScaleBias
+    out_t = ctx.out_dtype()
     if is_int(x.dtype) and is_int(e.dtype) and sb is None:
         bits = 8 * out_t.itemsize
-        return {OUT: wrap(np.frompyfunc(lambda a, n: _py_pow(a, n, bits), 2, 1)(py(x), py(e)),
-                          out_t)}
+        return wrap(np.frompyfunc(lambda a, n: _py_pow(a, n, bits), 2, 1)(py(x), py(e)), out_t)
     xf = x.astype(np.float64) * (sb[0] if sb else 1.0) + (sb[1] if sb else 0.0)
-    with np.errstate(all="ignore"):
-        return {OUT: np.power(xf, e.astype(np.float64))}
+    return np.power(xf, e.astype(np.float64))
 
 
 def _ex(x, e, y, dtype, edtype=None, sb=None, note=""):
@@ -103,8 +97,9 @@ def _ex(x, e, y, dtype, edtype=None, sb=None, note=""):
 
 NAN, INF = np.nan, np.inf
 register(OperatorDef(
-    "DML_OPERATOR_ELEMENT_WISE_POW", _kernel, _reference,
-    rules=(same_sizes(IN, EXP, OUT), same_type(IN, OUT), exponent_type_until_3_0),
+    "DML_OPERATOR_ELEMENT_WISE_POW", element_wise_pow, element_wise_pow_reference,
+    output_sizes=sizes_of(IN, OUT),
+    rules=(same_sizes(IN, EXP), same_type(IN, OUT), exponent_type_until_3_0),
     ulp={"FLOAT32": 2, "FLOAT16": 1},
     examples=(
         _ex([-2.0, -8.0, 0.0, -0.0, NAN, 1.0, 4.0], [3.0, 1 / 3, -1.0, -1.0, 0.0, NAN, 0.5],

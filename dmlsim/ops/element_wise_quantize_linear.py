@@ -8,30 +8,33 @@ FLOAT32 for an INT32 input and the input's type otherwise (FLOAT16 from FL 6_0).
 zero point has the output's type and is optional from FL 6_2 (absent means 0).
 Rounding is half to even; see ``_quantize`` for NaN, infinities and a zero scale.
 """
-import jax.numpy as jnp
 import numpy as np
 
 from .._core import dtypes
-from .._core.hresult import E_INVALIDARG, fail
-from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
+from .._core.registry import Example, OperatorDef, register, same_sizes, same_type, sizes_of
 from ._quantize import f64, requantize
+from ._reference import quantize_values
 
 IN, S, ZP, OUT = "InputTensor", "ScaleTensor", "ZeroPointTensor", "OutputTensor"
 
 
-def _scale_type(spec):
+def _scale_type(spec, check):
     t = spec.tensor
     want = dtypes.FLOAT32 if t[IN].data_type == dtypes.INT32 else t[IN].data_type
     if t[S].data_type != want:
         why = "an INT32 input needs a FLOAT32 scale" if t[IN].data_type == dtypes.INT32 else \
             "the scale must have the input's DataType"
-        fail(E_INVALIDARG, f"{spec.name}: ScaleTensor.DataType is {dtypes.name(t[S].data_type)} "
-                           f"but InputTensor.DataType is {dtypes.name(t[IN].data_type)}; {why}")
+        check.fail(f"ScaleTensor.DataType is {dtypes.name(t[S].data_type)} but "
+                   f"InputTensor.DataType is {dtypes.name(t[IN].data_type)}; {why}")
 
 
-def _quantize(inputs, spec, xp):
-    v = f64(inputs[IN], xp) / f64(inputs[S], xp)
-    return {OUT: requantize(v, inputs.get(ZP), spec.tensor[OUT].np_dtype, xp)}
+def quantize_linear(InputTensor, ScaleTensor, ZeroPointTensor, *, ctx):
+    return requantize(f64(InputTensor) / f64(ScaleTensor), ZeroPointTensor, ctx.out_dtype())
+
+
+def quantize_linear_reference(InputTensor, ScaleTensor, ZeroPointTensor, *, ctx):
+    v = np.asarray(InputTensor, np.float64) / np.asarray(ScaleTensor, np.float64)
+    return quantize_values(v, ZeroPointTensor, ctx.out_dtype())
 
 
 def _ex(x, scale, zp, out, dtype=np.float32, scale_dtype=None, note=""):
@@ -43,10 +46,11 @@ def _ex(x, scale, zp, out, dtype=np.float32, scale_dtype=None, note=""):
 
 
 register(OperatorDef(
-    "DML_OPERATOR_ELEMENT_WISE_QUANTIZE_LINEAR",
-    lambda inputs, spec, ctx: _quantize(inputs, spec, jnp),
-    lambda inputs, spec: _quantize(inputs, spec, np),
-    rules=(same_sizes(IN, S, ZP, OUT), same_type(OUT, ZP), _scale_type),
+    "DML_OPERATOR_ELEMENT_WISE_QUANTIZE_LINEAR", quantize_linear, quantize_linear_reference,
+    output_sizes=sizes_of(IN, OUT),
+    rules=(same_sizes(IN, S, ZP), same_type(OUT, ZP), _scale_type),
+    output_types=lambda spec: {OUT: spec.tensor[ZP].data_type if spec.tensor.get(ZP)
+                               else dtypes.UINT8},
     examples=(
         _ex([1.0, 3.0, 5.0, -1000.0, np.inf, -np.inf], 2.0, None,
             np.array([0, 2, 2, -128, 127, -128], np.int8),

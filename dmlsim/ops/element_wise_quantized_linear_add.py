@@ -14,27 +14,43 @@ Where the page is loose, dmlsim chooses:
   also have the same Sizes (the operator adds "corresponding" elements).
 - The arithmetic is float64 with round half to even, as QUANTIZE_LINEAR (see ``_quantize``).
 """
-import jax.numpy as jnp
 import numpy as np
 
-from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
+from .._core.registry import Example, OperatorDef, register, same_sizes, same_type, sizes_of
 from ._quantize import f64, requantize, same_dimension_count, single_element
+from ._reference import quantize_values
 
 A, AS, AZ, B, BS, BZ, OS, OZ, OUT = (
     "ATensor", "AScaleTensor", "AZeroPointTensor", "BTensor", "BScaleTensor",
     "BZeroPointTensor", "OutputScaleTensor", "OutputZeroPointTensor", "OutputTensor")
 
 
-def _dequantized(x, scale, zp, xp):
-    x = f64(x, xp)
-    return (x if zp is None else x - f64(zp, xp)) * f64(scale, xp)
+def _dequantized(x, scale, zp):
+    x = f64(x)
+    return (x if zp is None else x - f64(zp)) * f64(scale)
 
 
-def _add(inputs, spec, xp):
-    v = _dequantized(inputs[A], inputs[AS], inputs.get(AZ), xp) + \
-        _dequantized(inputs[B], inputs[BS], inputs.get(BZ), xp)
-    return {OUT: requantize(v / f64(inputs[OS], xp), inputs.get(OZ), spec.tensor[OUT].np_dtype,
-                            xp)}
+def quantized_linear_add(ATensor, AScaleTensor, AZeroPointTensor, BTensor, BScaleTensor,
+                         BZeroPointTensor, OutputScaleTensor, OutputZeroPointTensor, *, ctx):
+    v = _dequantized(ATensor, AScaleTensor, AZeroPointTensor) + \
+        _dequantized(BTensor, BScaleTensor, BZeroPointTensor)
+    return requantize(v / f64(OutputScaleTensor), OutputZeroPointTensor, ctx.out_dtype())
+
+
+def _value(x, scale, zp):
+    """(x - zero point) * scale, element by element in float64."""
+    x = np.asarray(x, np.float64)
+    z = 0.0 if zp is None else np.broadcast_to(np.asarray(zp, np.float64), x.shape)
+    return (x - z) * np.broadcast_to(np.asarray(scale, np.float64), x.shape)
+
+
+def quantized_linear_add_reference(ATensor, AScaleTensor, AZeroPointTensor, BTensor,
+                                   BScaleTensor, BZeroPointTensor, OutputScaleTensor,
+                                   OutputZeroPointTensor, *, ctx):
+    total = _value(ATensor, AScaleTensor, AZeroPointTensor) + \
+        _value(BTensor, BScaleTensor, BZeroPointTensor)
+    v = total / np.broadcast_to(np.asarray(OutputScaleTensor, np.float64), total.shape)
+    return quantize_values(v, OutputZeroPointTensor, ctx.out_dtype())
 
 
 def _one(value, dtype):
@@ -42,10 +58,9 @@ def _one(value, dtype):
 
 
 register(OperatorDef(
-    "DML_OPERATOR_ELEMENT_WISE_QUANTIZED_LINEAR_ADD",
-    lambda inputs, spec, ctx: _add(inputs, spec, jnp),
-    lambda inputs, spec: _add(inputs, spec, np),
-    rules=(same_dimension_count(A, AS, AZ, B, BS, BZ, OS, OZ, OUT), same_sizes(A, B, OUT),
+    "DML_OPERATOR_ELEMENT_WISE_QUANTIZED_LINEAR_ADD", quantized_linear_add,
+    quantized_linear_add_reference, output_sizes=sizes_of(A, OUT),
+    rules=(same_dimension_count(A, AS, AZ, B, BS, BZ, OS, OZ, OUT), same_sizes(A, B),
            same_type(A, AZ), same_type(B, BZ), same_type(OUT, OZ),
            single_element(OUT, AS, AZ, BS, BZ, OS, OZ)),
     examples=(

@@ -13,7 +13,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .._core.hresult import E_INVALIDARG, fail
 from .._core.registry import Example, same_type
 from ._elementwise import IN, OUT, unary
 
@@ -21,12 +20,11 @@ NEAREST_EVEN, TOWARD_ZERO, TOWARD_INFINITY = 0, 1, 2
 _MODES = ("HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY")
 
 
-def _mode(spec):
+def _mode(spec, check):
     mode = spec.attr["RoundingMode"]
     if mode not in (NEAREST_EVEN, TOWARD_ZERO, TOWARD_INFINITY):
-        fail(E_INVALIDARG, f"{spec.name}: RoundingMode is {mode}, which is not a "
-                           "DML_ROUNDING_MODE (0 HALVES_TO_NEAREST_EVEN, 1 TOWARD_ZERO, "
-                           "2 TOWARD_INFINITY)")
+        check.fail(f"RoundingMode is {mode}, which is not a DML_ROUNDING_MODE "
+                   "(0 HALVES_TO_NEAREST_EVEN, 1 TOWARD_ZERO, 2 TOWARD_INFINITY)")
 
 
 def _kernel(x, attrs):

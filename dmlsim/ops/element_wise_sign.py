@@ -11,18 +11,22 @@ from .._core.registry import Example, same_type
 from ._elementwise import IN, OUT, unary
 
 
-def _sign(x, xp):
-    one, zero = xp.ones_like(x), xp.zeros_like(x)
+def _sign(x, attrs):
+    one, zero = jnp.ones_like(x), jnp.zeros_like(x)
     neg = -one if np.issubdtype(x.dtype, np.signedinteger) or \
         np.issubdtype(x.dtype, np.floating) else zero
-    return xp.where(x > 0, one, xp.where(x < 0, neg, zero))
+    return jnp.where(x > 0, one, jnp.where(x < 0, neg, zero))
+
+
+def _sign_reference(x, attrs):
+    """Element by element, as the page reads: -1, 1, or 0 (for -0.0 and NaN too)."""
+    flat = [1 if v > 0 else (-1 if v < 0 else 0) for v in x.reshape(-1)]
+    return np.array(flat, x.dtype if x.dtype.kind != "f" else np.float64).reshape(x.shape)
 
 
 unary(
     "DML_OPERATOR_ELEMENT_WISE_SIGN",
-    lambda x, attrs: _sign(x, jnp),
-    lambda x, attrs: _sign(x, np),
-    int_reference=lambda x, attrs: _sign(x, np),
+    _sign, _sign_reference, int_reference=_sign_reference,
     rules=(same_type(IN, OUT),), ulp={"FLOAT32": 0, "FLOAT16": 0},
     examples=(
         Example({IN: np.array([-2.5, -0.0, 0.0, 3.0, np.nan, -np.inf], np.float32)},

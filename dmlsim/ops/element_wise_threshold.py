@@ -15,11 +15,19 @@ from .._core.registry import Example, same_type
 from ._elementwise import IN, OUT, unary
 from ._ieee import fmax
 from ._numeric import cast_attr, is_int
+from ._reference import int_bound, ref_max
 
 
-def threshold(x, attrs, xp):
+def threshold(x, attrs):
     lo = cast_attr(attrs["Min"], x.dtype) if is_int(x.dtype) else np.float32(attrs["Min"])
-    return fmax(x, xp.broadcast_to(xp.asarray(lo, x.dtype), x.shape), xp)
+    return fmax(x, jnp.broadcast_to(jnp.asarray(lo, x.dtype), x.shape))
+
+
+def threshold_reference(x, attrs):
+    """float64 (or an integer input's own type): max with Min as the tensor type holds it."""
+    if is_int(x.dtype):
+        return np.maximum(x, x.dtype.type(int_bound(attrs["Min"], x.dtype)))
+    return ref_max(x, np.float64(np.float32(attrs["Min"])))
 
 
 def _ex(x, out, lo, dtype, sb=None, note=""):
@@ -29,8 +37,7 @@ def _ex(x, out, lo, dtype, sb=None, note=""):
 
 unary(
     "DML_OPERATOR_ELEMENT_WISE_THRESHOLD",
-    lambda x, attrs: threshold(x, attrs, jnp), lambda x, attrs: threshold(x, attrs, np),
-    int_reference=lambda x, attrs: threshold(x, attrs, np),
+    threshold, threshold_reference, int_reference=threshold_reference,
     rules=(same_type(IN, OUT),), ulp={"FLOAT32": 0, "FLOAT16": 0},
     examples=(
         _ex([-1.0, 0.5, np.nan, -np.inf, -0.0], [0.0, 0.5, 0.0, 0.0, 0.0], 0.0, np.float32,

@@ -1,0 +1,279 @@
+"""Command queues, fences, events and completion markers.
+
+A queue keeps a timeline of :class:`Execute`, :class:`Signal` and :class:`Wait` items. JAX
+dispatch is asynchronous, so replaying a list returns before the kernels finish; fences
+complete when the arrays the work produced are ready (:class:`Marker`), in submission order.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from . import listcompile
+from .commands import HANDLERS, ExecContext, ExecutionFault
+from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_FAIL, HResultError, fail
+
+INFINITE = 0xFFFFFFFF
+# dmlsim.trace() sets this to TRACE(queue, item, run) while it records; Queue._run checks it
+# once per item, so tracing off costs one `is not None` test per item.
+TRACE = None
+
+
+# ---- queue items ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Execute:
+    """ExecuteCommandLists: the core command lists, in order."""
+    lists: tuple
+
+
+@dataclass(frozen=True)
+class Signal:
+    fence: "Fence"
+    value: int
+
+
+@dataclass(frozen=True)
+class Wait:
+    fence: "Fence"
+    value: int
+
+
+# ---- completion ----------------------------------------------------------------------------
+
+class Marker:
+    """Completion of work submitted before a point: the arrays that work produced.
+
+    Markers chain (``previous``) so that they complete in submission order; the chain is
+    walked iteratively, since thousands of executions may be queued before a wait."""
+
+    def __init__(self, memories, previous=None, queue=None):
+        self.items = items = []
+        for mem in memories:
+            if mem.host:
+                items.extend((mem, a) for a in mem.pending_arrays())
+            else:
+                items.append((mem, mem.array))
+        self.previous = previous
+        self.queue = queue
+        self.done = False
+
+    def _chain(self):
+        """The markers not yet known complete, oldest first."""
+        chain, m = [], self
+        while m is not None and not m.done:
+            chain.append(m)
+            m = m.previous
+        chain.reverse()
+        return chain
+
+    def _finish(self):
+        self.done, self.items, self.previous = True, [], None
+
+    def complete(self) -> bool:
+        if self.done:
+            return True
+        for m in self._chain():
+            for mem, a in m.items:
+                if a.is_deleted():  # donated to later work: that work's result is the witness
+                    if not mem.host and not mem.array.is_ready():
+                        return False
+                elif not a.is_ready():
+                    return False
+            m._finish()
+        return True
+
+    def block(self) -> None:
+        for m in self._chain():
+            for mem, a in m.items:
+                (mem.array if a.is_deleted() and not mem.host else a).block_until_ready()
+            m._finish()
+
+
+class _Queued:
+    """An allocator's in-flight entry for lists submitted but still held behind a Wait."""
+
+    def __init__(self, queue, item):
+        self.queue, self.item = queue, item
+
+    def complete(self) -> bool:
+        return not any(i is self.item for i in self.queue.items)
+
+
+class Fence:
+    def __init__(self, device, initial: int):
+        self.device = device
+        self.completed = int(initial)
+        self.pending: list = []  # [(value, Marker)] in submission order
+        self.events: list = []   # [(value, Event)]
+        self.name = ""
+
+    def completed_value(self) -> int:
+        while self.pending and self.pending[0][1].complete():
+            value, _ = self.pending.pop(0)
+            self.completed = max(self.completed, value)
+        self._fire()
+        return self.completed
+
+    def signal_from_gpu(self, value: int, marker: Marker) -> None:
+        self.pending.append((int(value), marker))
+        # Completion is looked at where it is observed (GetCompletedValue, waits); here only
+        # for waiting events or a long backlog, so that a Signal costs no device queries.
+        if self.events or len(self.pending) > 32:
+            self.completed_value()
+
+    def signal_from_cpu(self, value: int) -> None:
+        # Outstanding GPU signals are overtaken: D3D12 fences take the last value written.
+        for _, m in self.pending:
+            m.block()
+        self.pending.clear()
+        self.completed = int(value)
+        self._fire()
+        for q in list(Queue.blocked):
+            q.pump()
+
+    def _fire(self):
+        keep = []
+        for value, event in self.events:
+            if self.completed >= value:
+                event.set()
+            else:
+                keep.append((value, event))
+        self.events = keep
+
+    def will_reach(self, value: int) -> bool:
+        return self.completed >= value or any(v >= value for v, _ in self.pending) or \
+            any(q.signals_pending(self, value) for q in Queue.blocked)
+
+    def wait(self, value: int, timeout_ms: int) -> bool:
+        deadline = None if timeout_ms == INFINITE else time.monotonic() + timeout_ms / 1000
+        while self.completed_value() < value:
+            entry = next((m for v, m in self.pending if v >= value), None)
+            if entry is not None and deadline is None:
+                entry.block()
+                continue
+            if deadline is None and not self.will_reach(value):
+                fail(E_FAIL, f"WaitForSingleObject: waiting forever: fence {self.name or ''} is at "
+                             f"{self.completed} and nothing submitted will signal {value}")
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(0.0005)
+        return True
+
+
+class Event:
+    """A Win32 event object (CreateEvent)."""
+
+    def __init__(self, manual_reset=True, initial=False):
+        self.manual_reset = manual_reset
+        self.flag = bool(initial)
+        self.waits: list = []  # (fence, value)
+        self.lock = threading.Lock()
+
+    def set(self):
+        self.flag = True
+
+    def reset(self):
+        self.flag = False
+
+
+# ---- queues --------------------------------------------------------------------------------
+
+class Queue:
+    """A command queue: Execute/Signal/Wait items replayed in order; a Wait on a fence value
+    not yet reached holds the queue (later items stay queued) until the fence gets there."""
+
+    blocked: set = set()
+
+    def __init__(self, device, list_type: int, priority=0, flags=0):
+        self.device = device
+        self.type = list_type
+        self.priority = priority
+        self.flags = flags
+        self.name = ""
+        self.items: list = []
+        self.touched: set = set()
+        self.last_marker = None
+        self.open_marker = None  # marker of all work so far, if nothing was submitted since
+
+    def submit(self, item) -> None:
+        if not self.items and not isinstance(item, Wait):  # nothing queued ahead: run it now
+            self._run(item)
+            return
+        self.items.append(item)
+        if isinstance(item, Execute):  # queued behind a Wait: the allocators are in use already
+            for cl in item.lists:
+                cl.allocator.in_flight.append(_Queued(self, item))
+        self.pump()
+
+    def signals_pending(self, fence, value) -> bool:
+        return any(isinstance(i, Signal) and i.fence is fence and i.value >= value
+                   for i in self.items)
+
+    def pump(self) -> None:
+        while self.items:
+            item = self.items[0]
+            if isinstance(item, Wait):
+                fence, value = item.fence, item.value
+                if fence.completed_value() < value and not any(
+                        v >= value for v, _ in fence.pending):
+                    Queue.blocked.add(self)
+                    return
+            self.items.pop(0)
+            Queue.blocked.discard(self)
+            self._run(item)
+
+    def _run(self, item, traced=False) -> None:
+        if TRACE is not None and not traced:  # dmlsim.trace() is recording: it calls back
+            return TRACE(self, item, lambda it: self._run(it, True))
+        if isinstance(item, Execute):
+            self._execute(item.lists)
+            return
+        observers = self.device.observers
+        if isinstance(item, Signal):
+            if observers:
+                observers.queue_signal(queue=self, fence=item.fence, value=item.value)
+            marker = self.open_marker or Marker(self.touched, self.last_marker, self)
+            self.touched, self.last_marker, self.open_marker = set(), marker, None
+            item.fence.signal_from_gpu(item.value, marker)
+            if Queue.blocked:
+                for q in list(Queue.blocked):
+                    if q is not self:
+                        q.pump()
+        elif observers:
+            observers.queue_wait(queue=self, fence=item.fence, value=item.value)
+
+    def _execute(self, lists) -> None:
+        dev = self.device
+        self.open_marker = None
+        executed = []
+        for cl in lists:
+            if dev.removed:
+                break
+            ctx = ExecContext(self)
+            if dev.observers:  # the debug layer walks the list before it runs
+                dev.observers.execute_list(queue=self, cmd_list=cl, first=not executed)
+            try:
+                # A closed list runs as one compiled program when it can; the debug layer
+                # (observers) and anything the compiler declines take the per-record path.
+                if dev.observers or not listcompile.execute(cl, ctx):
+                    for rec in cl.records:
+                        HANDLERS[type(rec)](rec, ctx)
+            except ExecutionFault as fault:
+                dev.remove(fault.reason, f"ID3D12CommandQueue::ExecuteCommandLists: {fault}")
+            except HResultError as err:
+                dev.remove(DXGI_ERROR_DEVICE_REMOVED,
+                           f"ID3D12CommandQueue::ExecuteCommandLists: {err}")
+            self.touched |= ctx.touched
+            executed.append(cl)
+        if executed:
+            # One marker covers all work of this queue so far (queues complete in order), so
+            # it replaces this queue's older marker in an allocator and serves the next Signal.
+            marker = self.open_marker = Marker(self.touched, self.last_marker, self)
+            for cl in executed:
+                fl = cl.allocator.in_flight
+                if fl and fl[-1].queue is self:
+                    fl[-1] = marker
+                else:
+                    fl.append(marker)
