@@ -96,10 +96,12 @@ class ListBuilder:
         """Execute ``times`` (Signal after each), wait for the last; the list is closed."""
         if self.cl._core.open:
             self.cl.Close()
+        before = listcompile.COUNTS["compiled"]
         for _ in range(times):
             self.env.submit(self.cl)
         self.env.fence.SetEventOnCompletion(self.env.fence_value, None)
         self.env.check()
+        self.runs, self.compiled_runs = times, listcompile.COUNTS["compiled"] - before
 
     @property
     def state(self):
@@ -126,10 +128,11 @@ def assert_arith_equal(got, expect):
     np.testing.assert_array_equal(got[~nan].view(np.uint32), expect[~nan].view(np.uint32))
 
 
-def compiled_ran(lb):
-    """The list's last execution went through one compiled program."""
-    st = lb.state
-    return st is not None and st.last_plan is not None and st.last_plan.fn is not None
+def compiled_ran(lb, executions=None):
+    """Every execution of the last ``lb.run`` (or ``executions`` of them) went through one
+    compiled program: counted by the list compiler, not inferred from its caches."""
+    want = lb.runs if executions is None else executions
+    return lb.compiled_runs == want and want > 0
 
 
 SPECIAL = np.array([np.nan, -0.0, np.inf, -np.inf, 1e-40, -1e-40, 1.5, -2.25,
@@ -399,6 +402,7 @@ def test_fences_across_many_compiled_executions(env):
     lb.dispatch(add, [x, k], [x])
     lb.cl.Close()
     fence = env.d3d.CreateFence(0, dml.D3D12_FENCE_FLAG_NONE)
+    before = listcompile.COUNTS["compiled"]
     with mode():
         for i in range(1, 201):
             env.queue.ExecuteCommandLists([lb.cl])
@@ -408,6 +412,7 @@ def test_fences_across_many_compiled_executions(env):
         assert dml.WaitForSingleObject(event, dml.INFINITE) == dml.WAIT_OBJECT_0
         assert fence.GetCompletedValue() >= 100
         fence.SetEventOnCompletion(200, None)
+    lb.runs, lb.compiled_runs = 200, listcompile.COUNTS["compiled"] - before
     assert fence.GetCompletedValue() == 200 and compiled_ran(lb)
     lb.alloc.Reset()  # everything recorded with the allocator is complete
     np.testing.assert_array_equal(env.read_as(x, F32, N), np.full(N, 200, F32))

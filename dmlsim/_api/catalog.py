@@ -1,8 +1,15 @@
 """What dmlsim implements: operators with feature levels, and the emulated device."""
 from __future__ import annotations
 
-from .._core import config, registry
+import jax
+
+from .._core import config, dtypes, registry, validation
+from .._core.hresult import E_INVALIDARG, E_NOTIMPL, fail
 from .._schema.operators_generated import OPERATORS
+from .._schema.enums_generated import DML_TENSOR_TYPE_BUFFER
+from .._schema.structs_generated import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC
+
+_BY_VALUE = {s["value"]: s for s in OPERATORS.values()}
 
 
 def supported_operators() -> list:
@@ -13,7 +20,6 @@ def supported_operators() -> list:
 
 def info() -> dict:
     """The emulated device: feature level, JAX backend and devices, 64-bit mode, strict mode."""
-    import jax
     return {
         "feature_level": config.fl_name(config.settings.feature_level),
         "jax_version": jax.__version__,
@@ -24,3 +30,33 @@ def info() -> dict:
         "operators_implemented": len(registry.names()),
         "operators_in_spec": len(OPERATORS),
     }
+
+
+def _tensor(data_type, sizes):
+    sizes = [int(s) for s in sizes]
+    b = DML_BUFFER_TENSOR_DESC(data_type, 0, len(sizes), sizes, None)
+    b.TotalTensorSizeInBytes = dtypes.calc_buffer_tensor_size(data_type, sizes)
+    return DML_TENSOR_DESC(DML_TENSOR_TYPE_BUFFER, b)
+
+
+def infer_outputs(op_desc, feature_level=None) -> dict:
+    """dmlsim addition: ``{output field: DML_TENSOR_DESC}`` for a DML_OPERATOR_DESC whose
+    output tensors may be left null, from the operator's shape rule (packed tensors; the
+    rule's data types, by default the first input's). A tensor-array output (SPLIT's
+    OutputTensors) gives a list. Raises E_INVALIDARG, naming the field, for a desc the
+    operator's rules reject; E_NOTIMPL for an operator dmlsim does not implement."""
+    schema = _BY_VALUE.get(getattr(op_desc, "Type", None))
+    if schema is not None and registry.get(schema["name"]) is None:
+        fail(E_NOTIMPL, f"{schema['name']}: not implemented in dmlsim")
+    spec = validation.operator_desc(op_desc, _BY_VALUE, "infer_outputs", nested=True)
+    level = config.settings.feature_level if feature_level is None else int(feature_level)
+    out = {}
+    for name, value in registry.infer(spec, level).items():
+        if isinstance(value, list):
+            out[name] = [_tensor(dt, sizes) for dt, sizes in value]
+        else:
+            if value[0] is None:
+                fail(E_INVALIDARG, f"{spec.name}: the data type of {name} cannot be inferred; "
+                                   "give its tensor desc")
+            out[name] = _tensor(*value)
+    return out

@@ -210,6 +210,10 @@ class ID3D12Device(ID3D12Object):
     def GetDeviceRemovedReason(self):
         return self._core.removed_reason
 
+    def GetDeviceRemovedMessage(self) -> str:
+        """dmlsim addition: why the device was removed ("" while it is not)."""
+        return self._core.removed_message
+
     def GetNodeCount(self):
         return 1
 

@@ -269,6 +269,10 @@ class IDMLDevice(IDMLObject):
     def GetDeviceRemovedReason(self):
         return self._core.removed_reason
 
+    def GetDeviceRemovedMessage(self) -> str:
+        """dmlsim addition: why the device was removed ("" while it is not)."""
+        return self._core.removed_message
+
     @_reported
     def CheckFeatureSupport(self, feature, featureQueryData=None, *rest):
         """(feature, query) -> DML_FEATURE_DATA_*; the C sizes may be passed and are ignored."""

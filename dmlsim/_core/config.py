@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import os
 
+import jax
+
 log = logging.getLogger("dmlsim")
 
 # The highest feature level dmlsim emulates (DML_FEATURE_LEVEL_6_4).
@@ -59,7 +61,6 @@ def fl_name(value: int) -> str:
 
 
 def enable_x64() -> None:
-    import jax
     if settings.x64 and not jax.config.jax_enable_x64:
         jax.config.update("jax_enable_x64", True)
         log.info("dmlsim: turned on jax_enable_x64 so that INT64/UINT64/FLOAT64 tensors are exact "

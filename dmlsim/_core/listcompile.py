@@ -53,6 +53,7 @@ _MODE = os.environ.get("DMLSIM_LIST_COMPILE", "1")
 enabled = _MODE not in ("0", "false", "False")
 eager = _MODE == "first"
 _MISSING = object()
+COUNTS = {"compiled": 0}  # executions that ran as one compiled program (tests count them)
 _SEEN: set = set()  # structures executed once already (per-record)
 _PROGRAMS: dict = {}       # structure -> jitted program, shared by lists
 _MAX_PROGRAMS = 512
@@ -193,6 +194,7 @@ def execute(cl, ctx) -> bool:
         buf.state = after
     ctx.heaps = st.heaps
     ctx.touched.update(plan.touched)
+    COUNTS["compiled"] += 1
     return True
 
 

@@ -256,6 +256,30 @@ def check_output_sizes(opdef: OperatorDef, spec: OpSpec, check: Check) -> None:
                        f"{_fmt(want)}")
 
 
+def infer(spec: OpSpec, level: int) -> dict:
+    """{output field: (DML_TENSOR_DATA_TYPE, sizes)} for the outputs of ``spec`` (an OpSpec
+    whose output tensors may be absent): its rules, shape rule and output types. A tensor
+    array output gives a list of such pairs."""
+    opdef = get(spec.name)
+    check = Check(spec.name, level)
+    for rule in opdef.rules:
+        rule(spec, check)
+    sizes = opdef.expected_sizes(spec, check)
+    types = opdef.inferred_types(spec)
+    out = {}
+    for name in opdef.outputs:
+        if name not in sizes:
+            continue
+        dt = types.get(name)
+        want = sizes[name]
+        if want and isinstance(want[0], (tuple, list)):
+            dts = dt if isinstance(dt, (list, tuple)) else [dt] * len(want)
+            out[name] = [(d, tuple(w)) for d, w in zip(dts, want)]
+        else:
+            out[name] = (dt, tuple(want))
+    return out
+
+
 # ---- registration -----------------------------------------------------------------------------
 
 def _params(fn, opdef: OperatorDef, schema: dict, what: str) -> tuple:

@@ -11,13 +11,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import numpy as np
+
+from .._api import public as dml
+from .._core import dtypes
+from .._schema.operators_generated import DESC_STRUCTS, OPERATORS
+from .run import _buffer, _device, _submit, slots
 
 _SCHEMA = Path(__file__).with_name("dxdispatch_schema.json")
 
 
 def _dtype(name):
-    from .._core import dtypes
     short = name.replace("DML_TENSOR_DATA_TYPE_", "")
     return dtypes.numpy_dtype(dtypes.BY_SHORT_NAME[short]), dtypes.BY_SHORT_NAME[short]
 
@@ -36,7 +41,6 @@ def _values(spec):
 
 
 def _enum_value(value, ctype):
-    import dmlsim as dml
     if isinstance(value, str):
         for candidate in (value, f"{ctype.replace('DML_', 'DML_', 1)}_{value}",
                           f"{ctype}_{value}", f"{ctype[:-1]}_{value}" if ctype.endswith("S") else ""):
@@ -49,7 +53,6 @@ def _enum_value(value, ctype):
 
 
 def _tensor(desc):
-    import dmlsim as dml
     _, dt = _dtype(desc["DataType"])
     sizes = desc["Sizes"]
     strides = desc.get("Strides")
@@ -65,8 +68,6 @@ def _tensor(desc):
 
 def operator_desc_from_json(op_type: str, desc: dict):
     """DML_OPERATOR_DESC from DxDispatch's JSON desc (C field names; enums by name)."""
-    import dmlsim as dml
-    from .._schema.operators_generated import DESC_STRUCTS, OPERATORS
     name = op_type if op_type.startswith("DML_OPERATOR_") else "DML_OPERATOR_" + op_type
     if name not in OPERATORS:
         raise ValueError(f"dispatch: {op_type!r} is not a DML_OPERATOR_TYPE")
@@ -98,7 +99,6 @@ def operator_desc_from_json(op_type: str, desc: dict):
 
 
 def load(path):
-    import jsonschema
     model = json.loads(Path(path).read_text())
     jsonschema.validate(model, json.loads(_SCHEMA.read_text()))
     return model
@@ -106,8 +106,6 @@ def load(path):
 
 def run_model(model, out=print) -> dict:
     """Execute a loaded model; returns {resource name: NumPy array} after all commands."""
-    import dmlsim as dml
-    from .run import _device, _buffer, _submit
     st = _device()
     d3d, dev = st["d3d"], st["dml"]
     alloc = d3d.CreateCommandAllocator(dml.D3D12_COMMAND_LIST_TYPE_DIRECT)
@@ -134,11 +132,12 @@ def run_model(model, out=print) -> dict:
         flags = 0
         for f in spec.get("executionFlags", []):
             flags |= _enum_value(f, "DML_EXECUTION_FLAGS")
-        op = dev.CreateOperator(operator_desc_from_json(spec["type"], spec["desc"]))
-        compiled[name] = dev.CompileOperator(op, flags)
+        desc = operator_desc_from_json(spec["type"], spec["desc"])
+        op = dev.CreateOperator(desc)
+        compiled[name] = (dev.CompileOperator(op, flags), desc)
     for command in model["commands"]:
         if command["type"] == "dispatch":
-            _dispatch(dev, d3d, cl, compiled[command["dispatchable"]], command["bindings"],
+            _dispatch(dev, d3d, cl, *compiled[command["dispatchable"]], command["bindings"],
                       resources, flush)
         else:
             buf, size, _ = resources[command["resource"]]
@@ -160,7 +159,6 @@ def run_model(model, out=print) -> dict:
 
 
 def _binding(value, resources, t):
-    import dmlsim as dml
     if isinstance(value, str):
         value = {"name": value}
     buf, size, _ = resources[value["name"]]
@@ -168,10 +166,8 @@ def _binding(value, resources, t):
     return dml.DML_BUFFER_BINDING(buf, offset, size - offset)
 
 
-def _dispatch(dev, d3d, cl, compiled, bindings, resources, flush):
-    import dmlsim as dml
+def _dispatch(dev, d3d, cl, compiled, desc, bindings, resources, flush):
     init = dev.CreateOperatorInitializer([compiled])
-    spec = compiled._core.spec
     props = compiled.GetBindingProperties()
     count = max(props.RequiredDescriptorCount, init.GetBindingProperties().RequiredDescriptorCount)
     heap = d3d.CreateDescriptorHeap(dml.D3D12_DESCRIPTOR_HEAP_DESC(0, count, 1))
@@ -181,7 +177,7 @@ def _dispatch(dev, d3d, cl, compiled, bindings, resources, flush):
     table = dev.CreateBindingTable(tdesc)
     rec = dev.CreateCommandRecorder()
     persistent = None
-    ins = spec.slots("input")
+    ins = slots(desc, "inputs")
 
     def bound(field, idx, t):
         v = bindings.get(field)
@@ -217,7 +213,7 @@ def _dispatch(dev, d3d, cl, compiled, bindings, resources, flush):
         return out
 
     table.BindInputs(descs(ins, True))
-    table.BindOutputs(descs(spec.slots("output"), False))
+    table.BindOutputs(descs(slots(desc, "outputs"), False))
     rec.RecordDispatch(cl, compiled, table)
     cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
     flush()

@@ -2,19 +2,23 @@
 
 It does what a DirectML program does (CreateOperator, CompileOperator, an initializer,
 a binding table, upload, RecordDispatch, ExecuteCommandLists, a fence wait, readback), so
-whatever it returns is what the full object model computes.
+whatever it returns is what the full object model computes. It uses public names only.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-_STATE = {}
+from .._api import public as dml
+from .._core import config, dtypes
+from .._schema.operators_generated import DESC_STRUCTS, OPERATORS
+
+_STATE: dict = {}
 
 
 def tensor_desc(array_or_dtype, sizes=None, strides=None, flags=0, total_bytes=None):
     """A DML_TENSOR_DESC for a NumPy array (or dtype + sizes); packed unless ``strides``."""
-    import dmlsim as dml
-    from .._core import dtypes
     dt = dtypes.dml_type_of(array_or_dtype)
     if sizes is None:
         sizes = list(np.shape(array_or_dtype)) or [1]
@@ -26,11 +30,11 @@ def tensor_desc(array_or_dtype, sizes=None, strides=None, flags=0, total_bytes=N
     return dml.DML_TENSOR_DESC(dml.DML_TENSOR_TYPE_BUFFER, b)
 
 
-def operator_desc(op_name: str, **fields):
+def operator_desc(op_name: str, **fields) -> Any:
     """DML_OPERATOR_DESC for ``op_name`` ("ELEMENT_WISE_ADD" or the full C name). Tensor
-    fields may be NumPy arrays or dtypes-with-shape tuples; ScaleBias may be (scale, bias)."""
-    import dmlsim as dml
-    from .._schema.operators_generated import DESC_STRUCTS, OPERATORS
+    fields may be NumPy arrays; ScaleBias may be (scale, bias); scalar unions NumPy scalars.
+    Required output tensors left out are inferred from the operator's shape rule
+    (``dmlsim.infer_outputs``) when every required input is given."""
     name = op_name if op_name.startswith("DML_OPERATOR_") else "DML_OPERATOR_" + op_name
     schema = OPERATORS[name]
     desc = DESC_STRUCTS[name]()
@@ -51,12 +55,51 @@ def operator_desc(op_name: str, **fields):
             u.Bytes = value.tobytes()
             value = u
         setattr(desc, key, value)
-    return dml.DML_OPERATOR_DESC(schema["value"], desc)
+    op = dml.DML_OPERATOR_DESC(schema["value"], desc)
+    missing = [f for f in schema["outputs"] if getattr(desc, f) in (None, []) and
+               not kinds[f].get("optional")]
+    inputs_given = all(getattr(desc, f) is not None for f in schema["inputs"]
+                       if not kinds[f].get("optional")) and schema["inputs"]
+    if missing and inputs_given:
+        inferred = dml.infer_outputs(op)
+        for f in missing:
+            if f in inferred:
+                setattr(desc, f, inferred[f])
+    return op
+
+
+class _Tensor:
+    """What ``run`` needs of one DML_BUFFER_TENSOR_DESC."""
+
+    def __init__(self, desc):
+        b = desc.Desc
+        self.sizes = tuple(int(s) for s in b.Sizes)
+        self.data_type = int(b.DataType)
+        self.np_dtype = dtypes.numpy_dtype(self.data_type)
+        self.itemsize = self.np_dtype.itemsize
+        self.total_bytes = int(b.TotalTensorSizeInBytes)
+        self.strides = tuple(int(s) for s in b.Strides) if b.Strides is not None else \
+            dtypes.packed_strides(self.sizes)
+        self.owned_by_dml = bool(int(b.Flags or 0) & dml.DML_TENSOR_FLAG_OWNED_BY_DML)
+
+
+def slots(op_desc, kind: str) -> list:
+    """(field, array index or None, _Tensor or None) per flattened binding slot of ``kind``
+    ("inputs" or "outputs"), in the schema's order (an absent optional tensor keeps its
+    slot, a tensor array stands for one slot per element)."""
+    schema = next(s for s in OPERATORS.values() if s["value"] == int(op_desc.Type))
+    arrays = {f["name"] for f in schema["fields"] if f.get("schema_type") == "tensor_desc_array"}
+    out = []
+    for name in schema[kind]:
+        value = getattr(op_desc.Desc, name)
+        if name in arrays:
+            out.extend((name, i, _Tensor(v)) for i, v in enumerate(value or []))
+        else:
+            out.append((name, None, None if value is None else _Tensor(value)))
+    return out
 
 
 def _device():
-    import dmlsim as dml
-    from .._core import config
     key = config.settings.feature_level
     st = _STATE.get(key)
     if st is None or st["dml"].GetDeviceRemovedReason() != dml.S_OK:
@@ -70,7 +113,6 @@ def _device():
 
 
 def _buffer(d3d, size, heap):
-    import dmlsim as dml
     flags = dml.D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS if heap == 1 else 0
     state = {1: dml.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, 2: dml.D3D12_RESOURCE_STATE_GENERIC_READ,
              3: dml.D3D12_RESOURCE_STATE_COPY_DEST}[heap]
@@ -80,7 +122,6 @@ def _buffer(d3d, size, heap):
 
 
 def _submit(st, cl, alloc):
-    import dmlsim as dml
     cl.Close()
     st["queue"].ExecuteCommandLists([cl])
     st["value"] += 1
@@ -88,28 +129,25 @@ def _submit(st, cl, alloc):
     st["fence"].SetEventOnCompletion(st["value"], None)
     removed = st["dml"].GetDeviceRemovedReason()
     if removed:
-        raise dml.HResultError(removed, st["dml"]._core.removed_message)
+        raise dml.HResultError(removed, st["dml"].GetDeviceRemovedMessage())
 
 
 def _physical_index(t):
     """Element index in the buffer of every logical element of tensor ``t``."""
-    st = t.element_strides
-    return sum(np.indices(t.sizes)[d] * st[d] for d in range(len(t.sizes)))
+    return sum(np.indices(t.sizes)[d] * t.strides[d] for d in range(len(t.sizes)))
 
 
-def run(op_desc, *arrays, flags=0):
+def run(op_desc, *arrays, flags: int = 0):
     """Execute ``op_desc`` (a DML_OPERATOR_DESC) on ``arrays`` (one per flattened input slot,
     None for absent optional tensors) and return the outputs as NumPy arrays (a list, or
     the single array when the operator has one output)."""
-    import dmlsim as dml
     st = _device()
     d3d, dev = st["d3d"], st["dml"]
     op = dev.CreateOperator(op_desc)
     compiled = dev.CompileOperator(op, flags)
-    spec = compiled._core.spec
-    ins, outs = spec.slots("input"), spec.slots("output")
+    ins, outs = slots(op_desc, "inputs"), slots(op_desc, "outputs")
     if len(arrays) != len(ins):
-        raise TypeError(f"run: {spec.name} takes {len(ins)} input arrays, got {len(arrays)}")
+        raise TypeError(f"run: the operator takes {len(ins)} input arrays, got {len(arrays)}")
     init = dev.CreateOperatorInitializer([compiled])
     props_i, props_e = init.GetBindingProperties(), compiled.GetBindingProperties()
     count = max(props_i.RequiredDescriptorCount, props_e.RequiredDescriptorCount)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import struct as _pystruct
 
+import numpy as np
+
 # C types that are floating point scalars; any pointer ("*") defaults to None.
 _FLOAT_TYPES = {"FLOAT", "DOUBLE", "float", "double"}
 # By-value struct types, filled in as struct classes are defined (name -> class).
@@ -114,6 +116,9 @@ class DML_SCALAR_UNION(Union):
         fmt = _SCALAR_FORMATS.get(key)
         if fmt is None:
             raise AttributeError(f"DML_SCALAR_UNION has no member {key!r}")
+        if fmt[1] in "fd":  # a NumPy scalar carries the exact bits (NaN payloads included)
+            return np.frombuffer(bytes(self._b[:4 if fmt[1] == "f" else 8]),
+                                 np.float32 if fmt[1] == "f" else np.float64)[0]
         size = _pystruct.calcsize(fmt)
         return _pystruct.unpack(fmt, bytes(self._b[:size]))[0]
 
@@ -128,7 +133,11 @@ class DML_SCALAR_UNION(Union):
         if fmt is None:
             raise AttributeError(f"DML_SCALAR_UNION has no member {key!r}")
         if fmt[1] in "fd":
-            packed = _pystruct.pack(fmt, float(value))
+            target = np.float32 if fmt[1] == "f" else np.float64
+            if isinstance(value, np.floating) and value.dtype == target:
+                packed = value.tobytes()  # bit for bit
+            else:
+                packed = _pystruct.pack(fmt, float(value))
         else:
             size = _pystruct.calcsize(fmt)
             value = int(value)
@@ -147,6 +156,5 @@ class DML_SCALAR_UNION(Union):
 
     def as_type(self, np_dtype):
         """The value read as a NumPy scalar of ``np_dtype`` (the first itemsize bytes)."""
-        import numpy as np
         dt = np.dtype(np_dtype)
         return np.frombuffer(bytes(self._b[:dt.itemsize]), dtype=dt)[0]

@@ -104,7 +104,8 @@ def unary(name, fn, reference, *, examples=(), rules=(), ulp=None, int_via_float
         output_types=output_types, ulp=dict(ulp or {}), module=fn.__module__))
 
 
-def binary(name, fn, reference, *, examples=(), rules=None, ulp=None, output_types=None):
+def binary(name, fn, reference, *, examples=(), rules=None, ulp=None, output_types=None,
+           module=None):
     """Register ``OutputTensor = fn(ATensor, BTensor)``; same sizes, and same types unless
     ``rules`` overrides them (the logical operators output UINT8/UINT32). ``reference(a, b)``
     gets the NumPy arrays in their own types."""
@@ -120,4 +121,4 @@ def binary(name, fn, reference, *, examples=(), rules=None, ulp=None, output_typ
     return register(OperatorDef(
         name, kernel, ref, output_sizes=sizes_of("ATensor", OUT),
         rules=(same_sizes("ATensor", "BTensor"), *rules), examples=tuple(examples),
-        output_types=output_types, ulp=dict(ulp or {}), module=fn.__module__))
+        output_types=output_types, ulp=dict(ulp or {}), module=module or fn.__module__))

@@ -1,4 +1,4 @@
-"""CLIP_GRAD and CLIP_GRAD1, one row each: the gradient of CLIP / CLIP1,
+"""CLIP_GRAD and CLIP_GRAD1, one row each: the gradients of the two clip operators,
 
     f(x, gradient) = 0 if x <= Min, 0 if x >= Max, else gradient
 

@@ -1,4 +1,5 @@
-"""The boolean logical operators, one table row each: 1 for true, 0 for false.
+"""The boolean logical operators LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR and LOGICAL_NOT, one
+table row each: 1 for true, 0 for false.
 
     LOGICAL_AND  f(a, b) = (a && b)
     LOGICAL_OR   f(a, b) = (a || b)

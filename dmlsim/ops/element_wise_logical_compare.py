@@ -1,4 +1,5 @@
-"""The comparison operators, one table row each: 1 where the comparison holds, else 0.
+"""The comparisons LOGICAL_EQUALS, LOGICAL_GREATER_THAN, LOGICAL_LESS_THAN and
+LOGICAL_GREATER_THAN_OR_EQUAL, one table row each: 1 where the comparison holds, else 0.
 
     LOGICAL_EQUALS                 f(a, b) = (a == b)
     LOGICAL_GREATER_THAN           f(a, b) = (a > b)

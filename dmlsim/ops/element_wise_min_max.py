@@ -43,4 +43,4 @@ ROWS = (
 
 for _name, _fn, _ref, _examples in ROWS:
     binary(f"DML_OPERATOR_ELEMENT_WISE_{_name}", _fn, _ref, examples=_examples,
-           ulp={"FLOAT32": 0, "FLOAT16": 0})
+           ulp={"FLOAT32": 0, "FLOAT16": 0}, module=__name__)
