@@ -167,31 +167,72 @@ def array_binding(*bufs):
                                 dml.DML_BUFFER_ARRAY_BINDING(len(items), items))
 
 
-def example_desc(name, inputs: dict, outputs: dict, attrs: dict = None):
+def example_desc(name, inputs: dict, outputs: dict, attrs: dict = None, owned=(), strides=None):
     """(DML_OPERATOR_DESC, flattened input arrays, flattened expected outputs) for operator
     ``name`` from arrays keyed by field name (an Example's shape). Output descs take their
-    DataType and Sizes from the ``outputs`` arrays; ``attrs`` go into the desc as given
-    (``dmlsim.operator_desc`` conventions). Tensor-array fields take lists; a missing
-    optional tensor is None in the flattened lists (its binding slot stays)."""
+    DataType and Sizes from the ``outputs`` arrays; an output given as None gets the desc the
+    operator's shape rule infers (``dmlsim.infer_outputs``) and None as its expected value;
+    an expected array whose shape differs from the inferred one is reshaped to it. ``attrs``
+    go into the desc as given (``dmlsim.operator_desc`` conventions); ``owned`` input fields
+    get DML_TENSOR_FLAG_OWNED_BY_DML; ``strides`` ({field: element strides}) make strided
+    descs of the same values. Tensor-array fields take lists; a missing optional tensor is
+    None in the flattened lists (its binding slot stays)."""
     from dmlsim._schema.operators_generated import OPERATORS
     schema = OPERATORS[name if name.startswith("DML_OPERATOR_") else "DML_OPERATOR_" + name]
     types = {f["name"]: f.get("schema_type") for f in schema["fields"]}
+    strides = strides or {}
+
+    def desc_of(field, value):
+        flags = dml.DML_TENSOR_FLAG_OWNED_BY_DML if field in owned else 0
+        st = strides.get(field)
+        if st is None and not flags:
+            return value
+        return dml.tensor_desc(value, strides=st, flags=flags)
+
     fields, flat = {}, {"inputs": [], "outputs": []}
-    for kind, given in (("inputs", inputs), ("outputs", outputs)):
-        unknown = set(given) - set(schema[kind])
-        assert not unknown, f"{schema['name']}: {sorted(unknown)} are not {kind[:-1]} fields"
-        for field in schema[kind]:
-            value = given.get(field)
-            if types[field] == "tensor_desc_array":
-                value = [np.asarray(v) for v in (value or [])]
-                fields[field] = value
-                flat[kind].extend(value)
-            else:
-                if value is not None:
-                    fields[field] = np.asarray(value)
-                flat[kind].append(None if value is None else np.asarray(value))
+    unknown = set(inputs) - set(schema["inputs"]) | set(outputs) - set(schema["outputs"])
+    assert not unknown, f"{schema['name']}: {sorted(unknown)} are not tensor fields"
+    for field in schema["inputs"]:
+        value = inputs.get(field)
+        if types[field] == "tensor_desc_array":
+            value = [np.asarray(v) for v in (value or [])]
+            fields[field] = value
+            flat["inputs"].extend(value)
+        else:
+            if value is not None:
+                fields[field] = desc_of(field, np.asarray(value))
+            flat["inputs"].append(None if value is None else np.asarray(value))
     fields.update(attrs or {})
-    return dml.operator_desc(schema["name"], **fields), flat["inputs"], flat["outputs"]
+    desc = dml.operator_desc(schema["name"], **fields)  # infers the required outputs
+    try:
+        inferred = dml.infer_outputs(desc)
+    except dml.HResultError:
+        inferred = {}
+    for field in schema["outputs"]:
+        value = outputs.get(field)
+        if types[field] == "tensor_desc_array":
+            values = [np.asarray(v) for v in (value or [])]
+            shapes = [tuple(t.Desc.Sizes) for t in inferred.get(field, [])]
+            if len(shapes) != len(values):
+                shapes = [v.shape for v in values]
+            values = [v.reshape(sh) if v.size == int(np.prod(sh)) else v
+                      for v, sh in zip(values, shapes)]
+            setattr(desc.Desc, field, [desc_of(field, v) if field in strides else
+                                       dml.tensor_desc(v) for v in values])
+            flat["outputs"].extend(values)
+            continue
+        if value is None:
+            flat["outputs"].append(None)
+            continue
+        value = np.asarray(value)
+        if field in inferred:
+            sizes = tuple(inferred[field].Desc.Sizes)
+            if value.shape != sizes and value.size == int(np.prod(sizes)):
+                value = value.reshape(sizes)  # the example wrote it flat
+        setattr(desc.Desc, field, desc_of(field, value) if field in strides else
+                dml.tensor_desc(value))
+        flat["outputs"].append(value)
+    return desc, flat["inputs"], flat["outputs"]
 
 
 def as_bytes(data) -> np.ndarray:

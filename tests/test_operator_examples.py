@@ -57,7 +57,7 @@ def test_example_through_faithful_path(case):
     opdef = REGISTRY[name]
     example = opdef.examples[index]
     desc, arrays, expected = example_desc(name, example.inputs, example.outputs,
-                                         example.attrs)
+                                         example.attrs, example.owned, example.strides)
     result = dml.run(desc, *arrays)
     results = result if isinstance(result, list) else [result]
     assert len(results) == len(expected)

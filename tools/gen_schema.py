@@ -72,10 +72,42 @@ def check_ident(name: str) -> str:
     return name
 
 
+_INTS = {"BOOL", "INT", "UINT", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32",
+         "UINT64", "SIZE_T"}
+_BY_VALUE_TYPES = {"DML_SCALAR_UNION", "DML_SIZE_2D"}
+
+
+def py_type(f) -> str:
+    """The Python annotation of a C field (what dmlsim accepts and stores there)."""
+    t = f["type"].replace("const ", "").strip()
+    array = bool(f.get("count_field")) or f.get("schema_type", "").endswith("_array")
+    if t.endswith("*"):
+        base = t[:-1].strip()
+        if base in ("UINT", "INT"):
+            return "Sequence[int] | None"
+        if base in ("FLOAT", "float"):
+            return "Sequence[float] | None"
+        if base.startswith("DML_") and base not in ("DML_FEATURE_LEVEL",):
+            return f"Sequence[{base}] | None" if array else f"{base} | None"
+        if base == "DML_FEATURE_LEVEL":
+            return "Sequence[int] | None"
+        return "Any"
+    if t.startswith("D3D12_"):
+        return "Any"
+    if t in _INTS or (t.startswith("DML_") and t not in _BY_VALUE_TYPES):
+        return "int"
+    if t in ("FLOAT", "float", "DOUBLE"):
+        return "float"
+    if t in _BY_VALUE_TYPES:
+        return t
+    return "Any"
+
+
 def fields_tuple(fields, indent: str = "    ") -> str:
     if not fields:
         return f"{indent}_fields_ = ()\n"
-    out = [f"{indent}_fields_ = (\n"]
+    out = [f"{indent}{check_ident(f['name'])}: {py_type(f)}\n" for f in fields]
+    out.append(f"{indent}_fields_ = (\n")
     for f in fields:
         out.append(f"{indent}    ({check_ident(f['name'])!r}, {f['type']!r}),\n")
     out.append(f"{indent})\n")
@@ -219,6 +251,8 @@ def gen_enums(api: dict) -> str:
 def gen_structs(api: dict) -> str:
     out = [HEADER.format(files="api.json"),
            '"""DirectML API structs (everything but the operator descs), in header order."""\n',
+           "from __future__ import annotations\n\n",
+           "from typing import Any, Sequence  # noqa: F401  (field annotations)\n\n",
            "from .struct import DML_SCALAR_UNION, Struct\n"]
     public = []
     for s in api["structs"]:
@@ -294,8 +328,12 @@ def gen_operators(api: dict, ops: list) -> str:
     aliases = {a["name"]: a["alias_of"] for a in api.get("type_aliases", [])}
     out = [HEADER.format(files="operators.json, api.json"),
            '"""DirectML operator desc structs and the operator table (OPERATORS)."""\n',
+           "from __future__ import annotations\n\n",
+           "from typing import Any, Sequence  # noqa: F401  (field annotations)\n\n",
            "from .struct import DML_SCALAR_UNION, Struct  # noqa: F401  (by-value field type)\n",
-           "from . import structs_generated as _structs  # noqa: F401  (registers DML_SIZE_2D etc.)\n"]
+           "from . import structs_generated as _structs  # noqa: F401  (registers DML_SIZE_2D etc.)\n",
+           "from .structs_generated import (  # noqa: F401  (field annotations)\n",
+           "    DML_OPERATOR_DESC, DML_SCALE_BIAS, DML_SIZE_2D, DML_TENSOR_DESC)\n"]
     public = []
     desc_of: dict[str, str] = {}   # operator name -> Python name of the desc
     alias_lines = []

@@ -25,7 +25,7 @@ def info() -> dict:
         "jax_version": jax.__version__,
         "backend": jax.default_backend(),
         "devices": [str(d) for d in jax.devices()],
-        "jax_enable_x64": bool(jax.config.jax_enable_x64),
+        "jax_enable_x64": bool(jax.config.read("jax_enable_x64")),
         "strict": config.settings.strict,
         "operators_implemented": len(registry.names()),
         "operators_in_spec": len(OPERATORS),

@@ -1,6 +1,8 @@
 """IUnknown-style behaviour shared by every interface shell."""
 from __future__ import annotations
 
+from typing import Any
+
 from .._core.hresult import E_NOINTERFACE, E_INVALIDARG, S_OK, fail
 
 
@@ -63,6 +65,9 @@ class IUnknown:
 
 class NamedObject(IUnknown):
     """SetName / private data, shared by D3D12 and DirectML objects (``_core`` holds .name)."""
+
+    _core: Any
+    _live_message: str | None = None  # the leak-report message of this kind of object
 
     def SetName(self, Name):
         self._core.name = str(Name)

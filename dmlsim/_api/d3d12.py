@@ -1,6 +1,10 @@
 """Direct3D 12 interfaces (ID3D12Device, ID3D12Resource, ...), D3D12CreateDevice, DXGI."""
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from .._core import commands as C, config, queue as Q, resources as R
 from .._core.hresult import (DXGI_ERROR_INVALID_CALL, DXGI_ERROR_NOT_FOUND, E_INVALIDARG,
                              E_NOTIMPL, S_OK, fail)
@@ -25,7 +29,8 @@ class ID3D12Object(NamedObject):
 
 
 class ID3D12DeviceChild(ID3D12Object):
-    def GetDevice(self):
+    _device: Any
+    def GetDevice(self) -> ID3D12Device:
         return self._device
 
 
@@ -39,11 +44,11 @@ class ID3D12Debug(IUnknown):
 
     enabled = False
 
-    def EnableDebugLayer(self):
+    def EnableDebugLayer(self) -> None:
         ID3D12Debug.enabled = True
 
 
-def D3D12GetDebugInterface(*_):
+def D3D12GetDebugInterface(*_: Any) -> ID3D12Debug:
     return ID3D12Debug()
 
 
@@ -51,7 +56,7 @@ class IDXGIAdapter1(IUnknown):
     def __init__(self, index, jax_device):
         self._index, self._jax_device = index, jax_device
 
-    def GetDesc1(self):
+    def GetDesc1(self) -> T.DXGI_ADAPTER_DESC1:
         d = self._jax_device
         return T.DXGI_ADAPTER_DESC1(
             Description=f"dmlsim adapter {self._index}: JAX {d.platform} device {d.id} "
@@ -62,7 +67,7 @@ class IDXGIAdapter1(IUnknown):
 
 
 class IDXGIFactory1(IUnknown):
-    def EnumAdapters(self, Adapter):
+    def EnumAdapters(self, Adapter: int) -> IDXGIAdapter1:
         devices = _jax_devices()
         if not 0 <= int(Adapter) < len(devices):
             fail(DXGI_ERROR_NOT_FOUND, f"IDXGIFactory1::EnumAdapters: adapter {Adapter} does not "
@@ -72,14 +77,16 @@ class IDXGIFactory1(IUnknown):
     EnumAdapters1 = EnumAdapters
 
 
-def CreateDXGIFactory1(*_):
+def CreateDXGIFactory1(*_: Any) -> IDXGIFactory1:
     return IDXGIFactory1()
 
 
 CreateDXGIFactory = CreateDXGIFactory2 = CreateDXGIFactory1
 
 
-def D3D12CreateDevice(pAdapter=None, MinimumFeatureLevel=T.D3D_FEATURE_LEVEL_11_0, *_):
+def D3D12CreateDevice(pAdapter: IDXGIAdapter1 | None = None,
+                      MinimumFeatureLevel: int = T.D3D_FEATURE_LEVEL_11_0,
+                      *_: Any) -> ID3D12Device:
     """Create the D3D12 device of ``pAdapter`` (None: the default JAX device)."""
     config.enable_x64()
     if MinimumFeatureLevel not in set(T.D3D_FEATURE_LEVEL):
@@ -106,7 +113,7 @@ class ID3D12Device(ID3D12Object):
                 (ID3D12InfoQueue1, lambda: ID3D12InfoQueue.of(self)),
                 (ID3D12DebugDevice, lambda: ID3D12DebugDevice.of(self)))
 
-    def Release(self):
+    def Release(self) -> int:
         """With the debug layer, the release that brings the count to 0 reports the device's
         live objects (leaks), as ReportLiveDeviceObjects does."""
         refs = super().Release()
@@ -117,8 +124,10 @@ class ID3D12Device(ID3D12Object):
     def _alive(self, method):
         self._core.check_alive(f"ID3D12Device::{method}")
 
-    def CreateCommittedResource(self, pHeapProperties, HeapFlags, pDesc, InitialResourceState,
-                                pOptimizedClearValue=None, *_):
+    def CreateCommittedResource(self, pHeapProperties: T.D3D12_HEAP_PROPERTIES, HeapFlags: int,
+                                pDesc: T.D3D12_RESOURCE_DESC, InitialResourceState: int,
+                                pOptimizedClearValue: Any = None,
+                                *_: Any) -> ID3D12Resource:
         self._alive("CreateCommittedResource")
         m = "ID3D12Device::CreateCommittedResource"
         if pHeapProperties is None or pDesc is None:
@@ -159,7 +168,8 @@ class ID3D12Device(ID3D12Object):
             self._core.observers.resource_created(buffer=buf)
         return adopt(self._core, ID3D12Resource(self, buf, d))
 
-    def CreateDescriptorHeap(self, pDescriptorHeapDesc):
+    def CreateDescriptorHeap(self, pDescriptorHeapDesc: T.D3D12_DESCRIPTOR_HEAP_DESC
+                             ) -> ID3D12DescriptorHeap:
         self._alive("CreateDescriptorHeap")
         d = pDescriptorHeapDesc
         if int(d.NumDescriptors) <= 0:
@@ -172,10 +182,10 @@ class ID3D12Device(ID3D12Object):
         heap = R.DescriptorHeap(self._core, int(d.Type), int(d.NumDescriptors), int(d.Flags))
         return adopt(self._core, ID3D12DescriptorHeap(self, heap, d))
 
-    def GetDescriptorHandleIncrementSize(self, DescriptorHeapType):
+    def GetDescriptorHandleIncrementSize(self, DescriptorHeapType: int) -> int:
         return R.DESCRIPTOR_INCREMENT
 
-    def CreateCommandQueue(self, pDesc):
+    def CreateCommandQueue(self, pDesc: T.D3D12_COMMAND_QUEUE_DESC) -> ID3D12CommandQueue:
         self._alive("CreateCommandQueue")
         if pDesc.Type not in (0, 2, 3):
             fail(E_INVALIDARG, f"ID3D12Device::CreateCommandQueue: Type {pDesc.Type} is not DIRECT, "
@@ -183,13 +193,15 @@ class ID3D12Device(ID3D12Object):
         q = Q.Queue(self._core, int(pDesc.Type), pDesc.Priority, pDesc.Flags)
         return adopt(self._core, ID3D12CommandQueue(self, q, pDesc))
 
-    def CreateCommandAllocator(self, type):
+    def CreateCommandAllocator(self, type: int) -> ID3D12CommandAllocator:
         self._alive("CreateCommandAllocator")
         if type not in (0, 1, 2, 3):
             fail(E_INVALIDARG, f"ID3D12Device::CreateCommandAllocator: bad type {type}")
         return adopt(self._core, ID3D12CommandAllocator(self, C.Allocator(self._core, int(type))))
 
-    def CreateCommandList(self, nodeMask, type, pCommandAllocator, pInitialState=None):
+    def CreateCommandList(self, nodeMask: int, type: int,
+                          pCommandAllocator: ID3D12CommandAllocator,
+                          pInitialState: Any = None) -> ID3D12GraphicsCommandList:
         self._alive("CreateCommandList")
         m = "ID3D12Device::CreateCommandList"
         if pCommandAllocator is None:
@@ -203,18 +215,18 @@ class ID3D12Device(ID3D12Object):
         return adopt(self._core, ID3D12GraphicsCommandList(self, C.CommandList(self._core,
                                                                                 int(type), alloc)))
 
-    def CreateFence(self, InitialValue=0, Flags=0):
+    def CreateFence(self, InitialValue: int = 0, Flags: int = 0) -> ID3D12Fence:
         self._alive("CreateFence")
         return adopt(self._core, ID3D12Fence(self, Q.Fence(self._core, int(InitialValue))))
 
-    def GetDeviceRemovedReason(self):
+    def GetDeviceRemovedReason(self) -> int:
         return self._core.removed_reason
 
     def GetDeviceRemovedMessage(self) -> str:
         """dmlsim addition: why the device was removed ("" while it is not)."""
         return self._core.removed_message
 
-    def GetNodeCount(self):
+    def GetNodeCount(self) -> int:
         return 1
 
 
@@ -227,7 +239,7 @@ class ID3D12Resource(ID3D12Pageable):
             T.D3D12_RESOURCE_DIMENSION_BUFFER, 65536, int(desc.Width), 1, 1, 1, 0,
             T.DXGI_SAMPLE_DESC(1, 0), T.D3D12_TEXTURE_LAYOUT_ROW_MAJOR, int(desc.Flags))
 
-    def Map(self, Subresource=0, pReadRange=None):
+    def Map(self, Subresource: int = 0, pReadRange: T.D3D12_RANGE | None = None) -> np.ndarray:
         """Returns a writable NumPy uint8 array over the buffer's bytes (UPLOAD/READBACK)."""
         b = self._core
         if b.heap_type == HEAP_DEFAULT:
@@ -241,7 +253,7 @@ class ID3D12Resource(ID3D12Pageable):
         b.mapped += 1
         return b.memory.flush()
 
-    def Unmap(self, Subresource=0, pWrittenRange=None):
+    def Unmap(self, Subresource: int = 0, pWrittenRange: T.D3D12_RANGE | None = None) -> None:
         b = self._core
         if b.device.observers:
             b.device.observers.unmap(buffer=b, written_range=pWrittenRange)
@@ -254,10 +266,10 @@ class ID3D12Resource(ID3D12Pageable):
                                      d.DepthOrArraySize, d.MipLevels, d.Format,
                                      T.DXGI_SAMPLE_DESC(1, 0), d.Layout, d.Flags)
 
-    def GetGPUVirtualAddress(self):
+    def GetGPUVirtualAddress(self) -> int:
         return self._core.gpu_va
 
-    def GetHeapProperties(self):
+    def GetHeapProperties(self) -> tuple[T.D3D12_HEAP_PROPERTIES, int]:
         return T.D3D12_HEAP_PROPERTIES(self._core.heap_type), 0
 
 
@@ -273,10 +285,10 @@ class ID3D12DescriptorHeap(ID3D12Pageable):
         d = self._desc
         return T.D3D12_DESCRIPTOR_HEAP_DESC(d.Type, d.NumDescriptors, d.Flags, d.NodeMask)
 
-    def GetCPUDescriptorHandleForHeapStart(self):
+    def GetCPUDescriptorHandleForHeapStart(self) -> T.D3D12_CPU_DESCRIPTOR_HANDLE:
         return T.D3D12_CPU_DESCRIPTOR_HANDLE(self._core.cpu_base)
 
-    def GetGPUDescriptorHandleForHeapStart(self):
+    def GetGPUDescriptorHandleForHeapStart(self) -> T.D3D12_GPU_DESCRIPTOR_HANDLE:
         if not self._core.shader_visible:
             fail(E_INVALIDARG, "ID3D12DescriptorHeap::GetGPUDescriptorHandleForHeapStart: the heap "
                                "is not shader visible")
@@ -297,7 +309,7 @@ class ID3D12CommandAllocator(ID3D12Pageable):
 class ID3D12CommandList(ID3D12DeviceChild):
     _live_message = "LIVE_COMMANDLIST12"
 
-    def GetType(self):
+    def GetType(self) -> int:
         return T.D3D12_COMMAND_LIST_TYPE(self._core.type)
 
 
@@ -315,15 +327,15 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
             return False
         return True
 
-    def Close(self):
+    def Close(self) -> int:
         self._core.close()
         return S_OK
 
-    def Reset(self, pAllocator, pInitialState=None):
+    def Reset(self, pAllocator: ID3D12CommandAllocator, pInitialState: Any = None) -> int:
         self._core.reset(pAllocator._core)
         return S_OK
 
-    def SetDescriptorHeaps(self, *args):
+    def SetDescriptorHeaps(self, *args: Any) -> None:
         m = "SetDescriptorHeaps"
         if not self._recording(m):
             return
@@ -338,7 +350,7 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
         self._core.heaps = cores
         self._core.append(C.SetHeaps(cores))
 
-    def ResourceBarrier(self, *args):
+    def ResourceBarrier(self, *args: Any) -> None:
         m = "ID3D12GraphicsCommandList::ResourceBarrier"
         if not self._recording("ResourceBarrier"):
             return
@@ -375,7 +387,8 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
         for r in records:
             self._core.append(r)
 
-    def CopyBufferRegion(self, pDstBuffer, DstOffset, pSrcBuffer, SrcOffset, NumBytes):
+    def CopyBufferRegion(self, pDstBuffer: ID3D12Resource, DstOffset: int,
+                         pSrcBuffer: ID3D12Resource, SrcOffset: int, NumBytes: int) -> None:
         m = "ID3D12GraphicsCommandList::CopyBufferRegion"
         if not self._recording("CopyBufferRegion"):
             return
@@ -385,7 +398,7 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
         self._core.append(C.CopyRegion(pDstBuffer._core, int(DstOffset), pSrcBuffer._core,
                                         int(SrcOffset), int(NumBytes)))
 
-    def CopyResource(self, pDstResource, pSrcResource):
+    def CopyResource(self, pDstResource: ID3D12Resource, pSrcResource: ID3D12Resource) -> None:
         m = "ID3D12GraphicsCommandList::CopyResource"
         if not self._recording("CopyResource"):
             return
@@ -438,7 +451,7 @@ class ID3D12CommandQueue(ID3D12Pageable):
         d = self._desc
         return T.D3D12_COMMAND_QUEUE_DESC(d.Type, d.Priority, d.Flags, d.NodeMask)
 
-    def ExecuteCommandLists(self, *args):
+    def ExecuteCommandLists(self, *args: Any) -> None:
         """Submits closed lists and returns without waiting for their kernels."""
         m = "ID3D12CommandQueue::ExecuteCommandLists"
         dev = self._core.device
@@ -467,12 +480,12 @@ class ID3D12CommandQueue(ID3D12Pageable):
             return
         self._core.submit(Q.Execute(tuple(cl._core for cl in lists)))
 
-    def Signal(self, pFence, Value):
+    def Signal(self, pFence: ID3D12Fence, Value: int) -> int:
         self._core.device.check_alive("ID3D12CommandQueue::Signal")
         self._core.submit(Q.Signal(pFence._core, int(Value)))
         return S_OK
 
-    def Wait(self, pFence, Value):
+    def Wait(self, pFence: ID3D12Fence, Value: int) -> int:
         self._core.device.check_alive("ID3D12CommandQueue::Wait")
         self._core.submit(Q.Wait(pFence._core, int(Value)))
         return S_OK
@@ -484,7 +497,7 @@ class ID3D12Fence(ID3D12Pageable):
     def __init__(self, device, core: Q.Fence):
         self._device, self._core = device, core
 
-    def GetCompletedValue(self):
+    def GetCompletedValue(self) -> int:
         if self._core.device.removed:
             return 0xFFFFFFFFFFFFFFFF  # as D3D12 reports for a removed device
         value = self._core.completed_value()
@@ -492,12 +505,12 @@ class ID3D12Fence(ID3D12Pageable):
             self._core.device.observers.fence_wait(fence=self._core, value=value)
         return value
 
-    def Signal(self, Value):
+    def Signal(self, Value: int) -> int:
         """Set the fence from the CPU."""
         self._core.signal_from_cpu(int(Value))
         return S_OK
 
-    def SetEventOnCompletion(self, Value, hEvent):
+    def SetEventOnCompletion(self, Value: int, hEvent: Any) -> int:
         """Set ``hEvent`` when the fence reaches ``Value``; with ``hEvent`` None, block."""
         f = self._core
         if hEvent is None:

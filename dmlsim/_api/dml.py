@@ -2,6 +2,8 @@
 binding tables, command recorders; DMLCreateDevice(1) and DMLCalcBufferTensorSize."""
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import functools
 
 from .._core import binding as B, config, dtypes, registry
@@ -45,7 +47,7 @@ _EMPTY_TABLE = ("the binding table is empty (created or Reset with a null DML_BI
 
 
 class IDMLObject(NamedObject):
-    _live_message = "DML_LIVE_OBJECT"
+    _live_message: str | None = "DML_LIVE_OBJECT"
 
 
 class IDMLDeviceChild(IDMLObject):
@@ -63,7 +65,7 @@ class IDMLOperator(IDMLDeviceChild):
 
 
 class IDMLDispatchable(IDMLPageable):
-    def GetBindingProperties(self):
+    def GetBindingProperties(self) -> S.DML_BINDING_PROPERTIES:
         n, t, p = self._core.binding_properties()
         return S.DML_BINDING_PROPERTIES(n, t, p)
 
@@ -78,7 +80,7 @@ class IDMLOperatorInitializer(IDMLDispatchable):
         self._device, self._core = device, c
 
     @_reported
-    def Reset(self, *args):
+    def Reset(self, *args: Any) -> int:
         ops = _compiled_list(self._device, "IDMLOperatorInitializer::Reset", args)
         self._core.reset(ops)
         return S_OK
@@ -140,14 +142,14 @@ class IDMLBindingTable(IDMLDeviceChild):
             t.device.misuse(f"IDMLBindingTable::{method}", str(m), message_id=m.message_id,
                             table=t)
 
-    def BindInputs(self, *args):
+    def BindInputs(self, *args: Any) -> None:
         def go():
             items = seq_arg("IDMLBindingTable::BindInputs", args, "binding array")
             payload = [_binding_payload(b, "BindInputs", i) for i, b in enumerate(items)]
             self._core.commit(inputs=B.inputs(self._core.layout, payload))
         self._void("BindInputs", go)
 
-    def BindOutputs(self, *args):
+    def BindOutputs(self, *args: Any) -> None:
         def go():
             items = seq_arg("IDMLBindingTable::BindOutputs", args, "binding array")
             payload = [_binding_payload(b, "BindOutputs", i) for i, b in enumerate(items)]
@@ -162,14 +164,14 @@ class IDMLBindingTable(IDMLDeviceChild):
             self._core.commit(**{kind: B.resource(self._core.layout, p, kind)})
         self._void(method, go)
 
-    def BindTemporaryResource(self, binding=None):
+    def BindTemporaryResource(self, binding: S.DML_BINDING_DESC | None = None) -> None:
         self._bind_resource("BindTemporaryResource", binding, "temporary")
 
-    def BindPersistentResource(self, binding=None):
+    def BindPersistentResource(self, binding: S.DML_BINDING_DESC | None = None) -> None:
         self._bind_resource("BindPersistentResource", binding, "persistent")
 
     @_reported
-    def Reset(self, desc=None):
+    def Reset(self, desc: S.DML_BINDING_TABLE_DESC | None = None) -> int:
         self._device._alive("IDMLBindingTable::Reset")
         if desc is None:  # "This may be nullptr, indicating an empty binding table."
             self._core = None
@@ -187,7 +189,8 @@ class IDMLCommandRecorder(IDMLDeviceChild):
         self._device = device
         self._core = c if c is not None else type("Recorder", (), {"name": ""})()
 
-    def RecordDispatch(self, commandList, dispatchable, bindings):
+    def RecordDispatch(self, commandList: Any, dispatchable: IDMLDispatchable,
+                       bindings: IDMLBindingTable) -> None:
         """Validates, then appends a dispatch record; misuse removes the DirectML device."""
         dev = self._device._core
         if dev.removed_reason:
@@ -266,7 +269,7 @@ class IDMLDevice(IDMLObject):
     def GetParentDevice(self, *_):
         return self._d3d
 
-    def GetDeviceRemovedReason(self):
+    def GetDeviceRemovedReason(self) -> int:
         return self._core.removed_reason
 
     def GetDeviceRemovedMessage(self) -> str:
@@ -274,7 +277,7 @@ class IDMLDevice(IDMLObject):
         return self._core.removed_message
 
     @_reported
-    def CheckFeatureSupport(self, feature, featureQueryData=None, *rest):
+    def CheckFeatureSupport(self, feature: int, featureQueryData: Any = None, *rest: Any) -> Any:
         """(feature, query) -> DML_FEATURE_DATA_*; the C sizes may be passed and are ignored."""
         self._alive("IDMLDevice::CheckFeatureSupport")
         query = featureQueryData if not isinstance(featureQueryData, int) else rest[0]
@@ -295,11 +298,11 @@ class IDMLDevice(IDMLObject):
                                      "a DML_FEATURE this device recognizes")
 
     @_reported
-    def CreateOperator(self, desc):
+    def CreateOperator(self, desc: S.DML_OPERATOR_DESC) -> IDMLOperator:
         return self._adopt(IDMLOperator(self, self._core.create_operator(desc, _BY_VALUE)))
 
     @_reported
-    def CompileOperator(self, op, flags=0):
+    def CompileOperator(self, op: IDMLOperator, flags: int = 0) -> IDMLCompiledOperator:
         self._alive("IDMLDevice::CompileOperator")
         if not isinstance(op, IDMLOperator) or op._device is not self:
             fail(E_INVALIDARG, "IDMLDevice::CompileOperator: op must be an IDMLOperator created "
@@ -313,7 +316,7 @@ class IDMLDevice(IDMLObject):
         return self._adopt(IDMLCompiledOperator(self, c))
 
     @_reported
-    def CreateOperatorInitializer(self, *args):
+    def CreateOperatorInitializer(self, *args: Any) -> IDMLOperatorInitializer:
         ops = _compiled_list(self, "IDMLDevice::CreateOperatorInitializer", args)
         return self._adopt(IDMLOperatorInitializer(self, core.OperatorInitializer(self._core, ops)))
 
@@ -345,30 +348,31 @@ class IDMLDevice(IDMLObject):
         return d._core, heap, heap.index_of(cpu), heap.index_of(gpu, True), size
 
     @_reported
-    def CreateBindingTable(self, desc=None):
+    def CreateBindingTable(self, desc: S.DML_BINDING_TABLE_DESC | None = None
+                           ) -> IDMLBindingTable:
         self._alive("IDMLDevice::CreateBindingTable")
         if desc is None:  # "This may be nullptr, indicating an empty binding table."
             return self._adopt(IDMLBindingTable(self, None))
         args = self._table_args(desc, "IDMLDevice::CreateBindingTable")
         return self._adopt(IDMLBindingTable(self, core.BindingTable(self._core, *args)))
 
-    def CreateCommandRecorder(self):
+    def CreateCommandRecorder(self) -> IDMLCommandRecorder:
         self._alive("IDMLDevice::CreateCommandRecorder")
         return self._adopt(IDMLCommandRecorder(self))
 
-    def Evict(self, *args):
+    def Evict(self, *args: Any) -> int:
         self._alive("IDMLDevice::Evict")
         seq_arg("IDMLDevice::Evict", args, "pageable array")
         return S_OK
 
-    def MakeResident(self, *args):
+    def MakeResident(self, *args: Any) -> int:
         self._alive("IDMLDevice::MakeResident")
         seq_arg("IDMLDevice::MakeResident", args, "pageable array")
         return S_OK
 
 
 class IDMLDevice1(IDMLDevice):
-    def CompileGraph(self, desc, flags=0):
+    def CompileGraph(self, desc: Any, flags: int = 0) -> IDMLCompiledOperator:
         fail(E_NOTIMPL, "IDMLDevice1::CompileGraph: not implemented in dmlsim yet (planned with "
                         "the dmlx graph builder)")
 
@@ -379,7 +383,7 @@ class IDMLDebugDevice(IDMLObject):
     def __init__(self, device):
         self._device, self._core = device, device._core
 
-    def SetMuteDebugOutput(self, mute):
+    def SetMuteDebugOutput(self, mute: bool) -> None:
         self._core.d3d.mute_debug_output = bool(mute)
 
 
@@ -401,11 +405,12 @@ def data_type_supported(data_type: int, level: int) -> bool:
     return False
 
 
-def DMLCreateDevice(d3d12Device, flags=0, *_):
+def DMLCreateDevice(d3d12Device: Any, flags: int = 0, *_: Any) -> IDMLDevice1:
     return DMLCreateDevice1(d3d12Device, flags, 0x1000)
 
 
-def DMLCreateDevice1(d3d12Device, flags=0, minimumFeatureLevel=0x1000, *_):
+def DMLCreateDevice1(d3d12Device: Any, flags: int = 0, minimumFeatureLevel: int = 0x1000,
+                     *_: Any) -> IDMLDevice1:
     """Create a DirectML device emulating ``dmlsim.set_feature_level`` (default 6_4);
     DXGI_ERROR_UNSUPPORTED when ``minimumFeatureLevel`` is above it."""
     if d3d12Device is None:
@@ -426,7 +431,8 @@ def DMLCreateDevice1(d3d12Device, flags=0, minimumFeatureLevel=0x1000, *_):
     return dev
 
 
-def DMLCalcBufferTensorSize(dataType, dimensionCount, sizes, strides=None):
+def DMLCalcBufferTensorSize(dataType: int, dimensionCount: int, sizes: Sequence[int],
+                            strides: Sequence[int] | None = None) -> int:
     """Bytes a buffer tensor spans: (sum((Sizes[i]-1)*Strides[i]) + 1) * element size,
     rounded up to 4; packed strides when ``strides`` is None."""
     sizes = list(sizes)[:int(dimensionCount)] if dimensionCount else list(sizes)

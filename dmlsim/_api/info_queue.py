@@ -24,11 +24,12 @@ from .._debug.sink import D3D12DebugBreak, Filter, Message
 from .._schema.struct import Struct
 from .com import IUnknown
 
-D3D12_MESSAGE_CATEGORY = enum.IntEnum("D3D12_MESSAGE_CATEGORY", {
+# Built from the debug catalogue (members are also module constants, below).
+D3D12_MESSAGE_CATEGORY = enum.IntEnum("D3D12_MESSAGE_CATEGORY", {  # type: ignore[misc]
     "D3D12_MESSAGE_CATEGORY_" + n: i for i, n in enumerate(C.CATEGORIES)})
-D3D12_MESSAGE_SEVERITY = enum.IntEnum("D3D12_MESSAGE_SEVERITY", {
+D3D12_MESSAGE_SEVERITY = enum.IntEnum("D3D12_MESSAGE_SEVERITY", {  # type: ignore[misc]
     "D3D12_MESSAGE_SEVERITY_" + n: i for i, n in enumerate(C.SEVERITIES)})
-D3D12_MESSAGE_ID = enum.IntEnum(
+D3D12_MESSAGE_ID = enum.IntEnum(  # type: ignore[misc]
     "D3D12_MESSAGE_ID", {"D3D12_MESSAGE_ID_" + e.name: e.id for e in C.ENTRIES})
 
 

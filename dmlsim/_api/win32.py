@@ -1,6 +1,8 @@
 """The Win32 pieces DirectML samples use: events and waits."""
 from __future__ import annotations
 
+from typing import Any
+
 from .._core import queue as Q
 from .._core.hresult import S_OK
 
@@ -20,7 +22,8 @@ class HANDLE:
         return f"<HANDLE event {'signaled' if self._core.flag else 'nonsignaled'}>"
 
 
-def CreateEvent(lpEventAttributes=None, bManualReset=True, bInitialState=False, lpName=None):
+def CreateEvent(lpEventAttributes: Any = None, bManualReset: bool = True,
+                bInitialState: bool = False, lpName: str | None = None) -> HANDLE:
     """CreateEvent(None, True, False, None); every argument is optional."""
     return HANDLE(Q.Event(bool(bManualReset), bool(bInitialState)))
 
@@ -28,17 +31,17 @@ def CreateEvent(lpEventAttributes=None, bManualReset=True, bInitialState=False, 
 CreateEventW = CreateEventA = CreateEvent
 
 
-def SetEvent(hEvent):
+def SetEvent(hEvent: HANDLE) -> bool:
     hEvent._core.set()
     return True
 
 
-def ResetEvent(hEvent):
+def ResetEvent(hEvent: HANDLE) -> bool:
     hEvent._core.reset()
     return True
 
 
-def WaitForSingleObject(hHandle, dwMilliseconds=INFINITE):
+def WaitForSingleObject(hHandle: HANDLE, dwMilliseconds: int = INFINITE) -> int:
     """WAIT_OBJECT_0 once the event is set (fence completions set it), WAIT_TIMEOUT after
     ``dwMilliseconds``."""
     ev = hHandle._core
@@ -59,11 +62,12 @@ def WaitForSingleObject(hHandle, dwMilliseconds=INFINITE):
     return WAIT_OBJECT_0
 
 
-def WaitForSingleObjectEx(hHandle, dwMilliseconds=INFINITE, bAlertable=False):
+def WaitForSingleObjectEx(hHandle: HANDLE, dwMilliseconds: int = INFINITE,
+                          bAlertable: bool = False) -> int:
     return WaitForSingleObject(hHandle, dwMilliseconds)
 
 
-def CloseHandle(hObject):
+def CloseHandle(hObject: Any) -> bool:
     return True
 
 

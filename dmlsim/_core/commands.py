@@ -25,8 +25,7 @@ HANDLERS: dict = {}
 
 
 def record(cls):
-    """Declare a command record type: a frozen dataclass, listed in ``RECORD_TYPES``."""
-    cls = dataclass(frozen=True)(cls)
+    """Declare a command record type (a frozen dataclass): list it in ``RECORD_TYPES``."""
     RECORD_TYPES.append(cls)
     return cls
 
@@ -59,6 +58,7 @@ class ExecContext:
 # ---- records -------------------------------------------------------------------------------
 
 @record
+@dataclass(frozen=True)
 class CopyRegion:
     dst: Buffer
     dst_offset: int
@@ -68,6 +68,7 @@ class CopyRegion:
 
 
 @record
+@dataclass(frozen=True)
 class Barrier:
     kind: int          # D3D12_RESOURCE_BARRIER_TYPE: TRANSITION, ALIASING or UAV
     resource: Buffer | None
@@ -77,6 +78,7 @@ class Barrier:
 
 
 @record
+@dataclass(frozen=True)
 class SetHeaps:
     heaps: tuple
 

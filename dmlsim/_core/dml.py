@@ -16,6 +16,8 @@ reads them from there.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from . import config, registry, validation, views
 from .commands import ExecutionFault, handler, record
 from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_INVALIDARG, E_NOTIMPL, HResultError, fail, \
@@ -346,6 +348,7 @@ class BindingTable:
 
 
 @record
+@dataclass(frozen=True)
 class DmlDispatch:
     """The record RecordDispatch appends: descriptors are read from ``heap`` at execution."""
 

@@ -1,6 +1,8 @@
 """HRESULT codes and the exception that carries them."""
 from __future__ import annotations
 
+from typing import NoReturn
+
 S_OK = 0
 S_FALSE = 1
 
@@ -81,6 +83,6 @@ _SUBCLASSES = {E_INVALIDARG: InvalidArgError, E_NOTIMPL: NotImplementedHResult,
                DXGI_ERROR_DEVICE_REMOVED: DeviceRemovedError, E_NOINTERFACE: NoInterfaceError}
 
 
-def fail(hresult: int, message: str):
+def fail(hresult: int, message: str) -> NoReturn:
     """Raise the HResultError for ``hresult`` with ``message``."""
     raise HResultError(hresult, message)

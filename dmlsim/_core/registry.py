@@ -165,7 +165,12 @@ class OperatorDef:
         args = [inputs.get(f) for f in self.inputs]
         kw = {a: (ctx if a == "ctx" else spec.attr.get(a)) for a in attrs}
         result = fn(*args, **kw)
-        outs = [result] if len(self.outputs) == 1 else list(result)
+        if len(self.outputs) == 1:
+            outs = [result]
+        elif isinstance(result, (tuple, list)):
+            outs = list(result)
+        else:
+            outs = [result]
         if len(outs) != len(self.outputs):
             raise RuntimeError(f"{self.name}: {fn.__name__} returned {len(outs)} outputs; the "
                                f"schema has {len(self.outputs)} ({', '.join(self.outputs)})")
@@ -315,8 +320,9 @@ def _params(fn, opdef: OperatorDef, schema: dict, what: str) -> tuple:
     return tuple(keyword)
 
 
-def register(opdef: OperatorDef) -> OperatorDef:
-    """Check ``opdef`` against the schema and add it; raises at import for a misspelt field."""
+def declare(opdef: OperatorDef) -> OperatorDef:
+    """``opdef`` checked against the schema, with its derived fields filled in; raises
+    TypeError naming the module and the field for a parameter that is not a desc field."""
     schema = OPERATORS.get(opdef.name)
     if schema is None:
         raise RuntimeError(f"{opdef.module}: {opdef.name} is not a DML_OPERATOR_TYPE")
@@ -324,8 +330,13 @@ def register(opdef: OperatorDef) -> OperatorDef:
     kw = dict(module=module, inputs=tuple(schema["inputs"]), outputs=tuple(schema["outputs"]),
               fused=any(f["name"] == FUSED for f in schema["fields"]))
     opdef = _replace(opdef, **kw)
-    opdef = _replace(opdef, kernel_attrs=_params(opdef.kernel, opdef, schema, "kernel"),
-                     reference_attrs=_params(opdef.reference, opdef, schema, "reference"))
+    return _replace(opdef, kernel_attrs=_params(opdef.kernel, opdef, schema, "kernel"),
+                    reference_attrs=_params(opdef.reference, opdef, schema, "reference"))
+
+
+def register(opdef: OperatorDef) -> OperatorDef:
+    """Declare ``opdef`` and add it to the registry (once per operator type)."""
+    opdef = declare(opdef)
     if opdef.name in _REGISTRY:
         raise RuntimeError(f"{opdef.name} registered twice ({_REGISTRY[opdef.name].module}, "
                            f"{opdef.module})")

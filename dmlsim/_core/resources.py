@@ -36,6 +36,7 @@ class Device:
         self.name = name
         self.debug = False
         self.observers = Observers()
+        self.api = None  # the interface object (ID3D12Device) of this device
         self.children: weakref.WeakSet = weakref.WeakSet()
 
     @property

@@ -89,7 +89,7 @@ def slots(op_desc, kind: str) -> list:
     slot, a tensor array stands for one slot per element)."""
     schema = next(s for s in OPERATORS.values() if s["value"] == int(op_desc.Type))
     arrays = {f["name"] for f in schema["fields"] if f.get("schema_type") == "tensor_desc_array"}
-    out = []
+    out: list[tuple[str, int | None, _Tensor | None]] = []
     for name in schema[kind]:
         value = getattr(op_desc.Desc, name)
         if name in arrays:
@@ -176,7 +176,7 @@ def run(op_desc, *arrays, flags: int = 0):
     persistent = None
     if props_e.PersistentResourceSize:
         persistent = _buffer(d3d, props_e.PersistentResourceSize, 1)
-        arr_bindings = []
+        arr_bindings: list = []
         for (_, _, t), a in zip(ins, arrays):
             if t is not None and t.owned_by_dml:
                 buf, up = upload(a, t)
@@ -211,7 +211,8 @@ def run(op_desc, *arrays, flags: int = 0):
         keep.append(up)
         in_bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
                                                 dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes)))
-    out_bufs, out_bindings = [], []
+    out_bufs: list = []
+    out_bindings: list = []
     for _, _, t in outs:
         if t is None:
             out_bufs.append(None)
@@ -224,7 +225,7 @@ def run(op_desc, *arrays, flags: int = 0):
     table.BindInputs(in_bindings)
     table.BindOutputs(out_bindings)
     recorder.RecordDispatch(cl, compiled, table)
-    readbacks = []
+    readbacks: list = []
     for buf, (_, _, t) in zip(out_bufs, outs):
         if buf is None:
             readbacks.append(None)
@@ -233,7 +234,7 @@ def run(op_desc, *arrays, flags: int = 0):
         cl.CopyResource(rb, buf)
         readbacks.append(rb)
     _submit(st, cl, alloc)
-    results = []
+    results: list = []
     for rb, (_, _, t) in zip(readbacks, outs):
         if rb is None:
             results.append(None)

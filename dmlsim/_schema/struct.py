@@ -6,6 +6,7 @@ A struct is positional in C field order and every field defaults to zero / None,
 from __future__ import annotations
 
 import struct as _pystruct
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -54,10 +55,11 @@ class Struct:
                 raise TypeError(f"{type(self).__name__}: field {key!r} given twice")
             object.__setattr__(self, key, value)
 
-    def __setattr__(self, key, value):
-        if key not in self.field_names():
-            raise AttributeError(f"{type(self).__name__} has no field {key!r}")
-        object.__setattr__(self, key, value)
+    if not TYPE_CHECKING:  # type checkers see the annotated fields, and only those
+        def __setattr__(self, key, value):
+            if key not in self.field_names():
+                raise AttributeError(f"{type(self).__name__} has no field {key!r}")
+            object.__setattr__(self, key, value)
 
     @classmethod
     def field_names(cls):
@@ -71,7 +73,8 @@ class Struct:
         return type(other) is type(self) and all(
             getattr(self, n) == getattr(other, n) for n, _ in self._fields_)
 
-    __hash__ = None
+    # Mutable, like the C struct: not hashable.
+    __hash__ = None  # type: ignore[assignment]
 
 
 class Union(Struct):
