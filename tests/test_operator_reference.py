@@ -230,9 +230,30 @@ def _int_expected(ref, dtype):
     return ok, in_range, wrapped, saturated
 
 
-def compare_output(opdef, field, got, ref, what, saturate=False):
+def compare_bounded(got, ref, bound, what):
+    """|got - ref| <= bound + one spacing of the output type at ref (its final rounding);
+    NaN exactly where the reference is NaN, infinities exact."""
+    ref = ref.astype(np.float64)
+    nan_g, nan_r = np.isnan(got), np.isnan(ref)
+    assert (nan_g == nan_r).all(), f"{what}: NaN positions differ"
+    inf = np.isinf(ref) | np.isinf(got.astype(np.float64))
+    assert (got[inf & ~nan_r] == ref[inf & ~nan_r]).all(), f"{what}: infinities differ"
+    keep = ~nan_r & ~inf
+    g, r = got[keep].astype(np.float64), ref[keep]
+    allowed = np.broadcast_to(bound, ref.shape)[keep] + \
+        np.spacing(np.abs(r).astype(got.dtype)).astype(np.float64)
+    bad = np.abs(g - r) > allowed
+    if bad.any():
+        raise AssertionError(f"{what}: {int(bad.sum())} elements off by more than the bound: "
+                             f"got {g[bad][:4]!r}, reference {r[bad][:4]!r}, bound "
+                             f"{allowed[bad][:4]!r}")
+
+
+def compare_output(opdef, field, got, ref, what, saturate=False, bound=None):
     got = np.asarray(got)
     ref = np.broadcast_to(np.asarray(ref), got.shape)
+    if bound is not None and got.dtype.kind == "f":
+        return compare_bounded(got, ref, bound, what)
     if got.dtype.kind in "iub" and ref.dtype.kind in "iub":
         # The reference computed in an integer type: the answer itself, exactly.
         assert_bits_equal(got, ref.astype(got.dtype), what)
@@ -318,7 +339,11 @@ def _check(name, t, opdef, rng):
             continue
         assert ref.get(field) is not None, f"{name}: the reference omits output {field}"
         r = ref[field] if idx is None else ref[field][idx]
-        compare_output(opdef, field, got, r, f"{name} {t} {field}", _float_step(name, spec))
+        bound = None
+        if opdef.error_bound is not None and field == OPERATORS[name]["outputs"][0]:
+            bound = opdef.error_bound(dict(inputs), spec, np.asarray(got).dtype)
+        compare_output(opdef, field, got, r, f"{name} {t} {field}", _float_step(name, spec),
+                       bound)
 
 
 def test_cases_cover_every_seed_type():

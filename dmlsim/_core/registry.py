@@ -138,6 +138,9 @@ class OperatorDef:
       to 256) and ``temporary_bytes(spec) -> int`` (default 0).
     - ``condition(spec, condition)``: picks support tables that carry a condition (REDUCE).
     - ``ulp``: tolerated ULP against the reference, per float data type name.
+    - ``error_bound(inputs, spec, np_dtype) -> array``: instead of ULP, the largest absolute
+      error each output element may have against the float64 reference (reductions such as
+      GEMM, whose error scales with the sum of the magnitudes); NumPy inputs by field.
     """
 
     name: str
@@ -149,6 +152,7 @@ class OperatorDef:
     output_types: Callable | None = None
     condition: Callable | None = None
     ulp: dict = field(default_factory=dict)
+    error_bound: Callable | None = None
     persistent_layout: Callable | None = None
     persistent_bytes: Callable | None = None
     temporary_bytes: Callable | None = None

@@ -54,6 +54,8 @@ def operator_desc(op_name: str, **fields) -> Any:
             u = dml.DML_SCALAR_UNION()
             u.Bytes = value.tobytes()
             value = u
+        elif st == "operator_desc" and isinstance(value, (str, dict)):
+            value = _nested(value)
         setattr(desc, key, value)
     op = dml.DML_OPERATOR_DESC(schema["value"], desc)
     missing = [f for f in schema["outputs"] if getattr(desc, f) in (None, []) and
@@ -66,6 +68,16 @@ def operator_desc(op_name: str, **fields) -> Any:
             if f in inferred:
                 setattr(desc, f, inferred[f])
     return op
+
+
+def _nested(value):
+    """A fused activation given as "RELU" / "ACTIVATION_LEAKY_RELU" or as a dict
+    {"Type": "LEAKY_RELU", "Alpha": 0.1}: its DML_OPERATOR_DESC, tensors NULL."""
+    fields = dict(value) if isinstance(value, dict) else {"Type": value}
+    name = str(fields.pop("Type")).replace("DML_OPERATOR_", "")
+    if "DML_OPERATOR_" + name not in OPERATORS:
+        name = "ACTIVATION_" + name
+    return operator_desc(name, **fields)
 
 
 class _Tensor:
