@@ -80,7 +80,7 @@ _BY_VALUE_TYPES = {"DML_SCALAR_UNION", "DML_SIZE_2D"}
 def py_type(f) -> str:
     """The Python annotation of a C field (what dmlsim accepts and stores there)."""
     t = f["type"].replace("const ", "").strip()
-    array = bool(f.get("count_field")) or f.get("schema_type", "").endswith("_array")
+    array = bool(f.get("count_field")) or (schema_type(f) or "").endswith("_array")
     if t.endswith("*"):
         base = t[:-1].strip()
         if base in ("UINT", "INT"):
@@ -294,13 +294,37 @@ def _support_block(s: dict, op_introduced: int) -> dict:
     }
 
 
+def schema_type(f: dict) -> str | None:
+    """The field's schema type: the spec's, or (three FL 6.x operators lack it) derived from
+    the C type the same way: tensor descs, arrays by their count field, scalars."""
+    if f.get("schema_type"):
+        return f["schema_type"]
+    t = f["type"].replace("const ", "").strip()
+    array = bool(f.get("count_field"))
+    by_pointer = {"DML_TENSOR_DESC*": "tensor_desc", "UINT*": "uint", "INT*": "int",
+                  "FLOAT*": "float", "DML_SCALE_BIAS*": "scale_bias",
+                  "DML_OPERATOR_DESC*": "operator_desc"}
+    if t in by_pointer:
+        base = by_pointer[t]
+        if base in ("uint", "int", "float") or array:
+            return base + "_array"
+        return base
+    if t in ("FLOAT", "float"):
+        return "float"
+    if t == "INT":
+        return "int"
+    if t in ("DML_SCALAR_UNION", "DML_SIZE_2D"):
+        return {"DML_SCALAR_UNION": "scalar_union", "DML_SIZE_2D": "size_2d"}[t]
+    return "uint"  # UINT and the DML_* enums
+
+
 def operator_record(op: dict) -> dict:
     intro = feature_level(op["introduced"])
     fields = [{
         "name": f["name"],
         "type": f["type"],
         "kind": f["kind"],
-        "schema_type": f.get("schema_type"),
+        "schema_type": schema_type(f),
         "optional": bool(f.get("optional")),
         "count_field": f.get("count_field"),
     } for f in op["fields"]]

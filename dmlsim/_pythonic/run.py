@@ -34,7 +34,8 @@ def operator_desc(op_name: str, **fields) -> Any:
     """DML_OPERATOR_DESC for ``op_name`` ("ELEMENT_WISE_ADD" or the full C name). Tensor
     fields may be NumPy arrays; ScaleBias may be (scale, bias); scalar unions NumPy scalars.
     Required output tensors left out are inferred from the operator's shape rule
-    (``dmlsim.infer_outputs``) when every required input is given."""
+    (``dmlsim.infer_outputs``) when every required input is given and the rule can; call
+    ``dmlsim.infer_outputs`` directly to see why it cannot."""
     name = op_name if op_name.startswith("DML_OPERATOR_") else "DML_OPERATOR_" + op_name
     schema = OPERATORS[name]
     desc = DESC_STRUCTS[name]()
@@ -63,7 +64,10 @@ def operator_desc(op_name: str, **fields) -> Any:
     inputs_given = all(getattr(desc, f) is not None for f in schema["inputs"]
                        if not kinds[f].get("optional")) and schema["inputs"]
     if missing and inputs_given:
-        inferred = dml.infer_outputs(op)
+        try:
+            inferred = dml.infer_outputs(op)
+        except dml.HResultError:  # not inferable (SPLIT's sizes) or invalid: CreateOperator says
+            inferred = {}
         for f in missing:
             if f in inferred:
                 setattr(desc, f, inferred[f])

@@ -20,7 +20,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .._core import dtypes
 from .._core.registry import Example, OperatorDef, Sizes, register, same_sizes, same_type
 
 A, B, C, OUT = "ATensor", "BTensor", "CTensor", "OutputTensor"
