@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._schema.operators_generated import DESC_STRUCTS
 from . import dtypes
 from .config import fl_name
 from .hresult import E_INVALIDARG, fail
@@ -139,8 +140,7 @@ def operator_desc(op_desc, schemas_by_value: dict, what="CreateOperator", nested
         fail(E_INVALIDARG, f"{name}: DML_OPERATOR_DESC.Desc is null; it must point to a "
                            f"{schema['desc_struct']}")
     expected = schema["desc_struct"]
-    aliases = {expected, schema.get("desc_struct_alias_of")}
-    if type(desc).__name__ not in aliases:
+    if type(desc) is not DESC_STRUCTS[name]:  # by class: header aliases name one class
         fail(E_INVALIDARG, f"{name}: DML_OPERATOR_DESC.Desc is a {type(desc).__name__}; "
                            f"the operator type needs a {expected}")
     fields = {f["name"]: f for f in schema["fields"]}
