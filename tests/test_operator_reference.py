@@ -196,7 +196,11 @@ def _attrs(name, ex, t):
     """The example's attributes, with data-type attributes (CLIP1's MinMaxDataType) and
     NumPy-scalar unions that followed the varied tensors' example type moved to ``t``."""
     primary = _primary(name)
-    sample = ex.inputs.get(primary, ex.outputs.get(primary))
+    sample = ex.inputs.get(primary)
+    if sample is None:
+        sample = ex.outputs.get(primary)
+    if sample is None:  # an absent optional input: the output's type follows the case
+        sample = ex.outputs.get(OPERATORS[name]["outputs"][0])
     if sample is None:
         return dict(ex.attrs)
     ex_dtype = np.asarray(sample[0] if isinstance(sample, (list, tuple)) else sample).dtype
