@@ -19,6 +19,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def _fmt(a) -> str:
+    if isinstance(a, (list, tuple)) and a and not np.isscalar(a[0]):  # a tensor array
+        return "[" + "; ".join(_fmt(t) for t in a) + "]"
     a = np.asarray(a)
     return f"{a.dtype} {np.array2string(a, separator=', ', threshold=20).replace(chr(10), ' ')}"
 

@@ -33,7 +33,8 @@ def channels(spec, check):
     if count not in (1, 3):
         check.fail(f"ChannelCount is {count}; it must be 1 or 3")
     if bias is None or len(bias) != count:
-        check.fail(f"Bias has {0 if bias is None else len(bias)} values but ChannelCount is {count}")
+        check.fail(f"Bias has {0 if bias is None else len(bias)} values but ChannelCount is "
+                   f"{count}")
     if t.sizes[1] != count:
         check.fail(f"ChannelCount is {count} but InputTensor.Sizes[1] is {t.sizes[1]}; they must "
                    "match")
