@@ -90,6 +90,15 @@ def reference_arg_extreme(x, axes, largest, last):
     return np.array(out, np.int64).reshape(out_shape)
 
 
+INCREASING, DECREASING = 0, 1  # DML_AXIS_DIRECTION
+
+
+def direction_rule(spec, check):
+    if spec.attr["AxisDirection"] not in (INCREASING, DECREASING):
+        check.fail(f"AxisDirection is {spec.attr['AxisDirection']}, which is not a "
+                   "DML_AXIS_DIRECTION (0 INCREASING, 1 DECREASING)")
+
+
 def axes_rule(spec, check):
     axes, t = spec.attr.get("Axes"), spec.tensor.get("InputTensor")
     if t is None:

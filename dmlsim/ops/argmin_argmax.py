@@ -11,16 +11,10 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.registry import Example, OperatorDef, register
-from ._ordering import arg_extreme, reduced_sizes, reference_arg_extreme
+from ._ordering import (DECREASING, INCREASING, arg_extreme, direction_rule, reduced_sizes,
+                        reference_arg_extreme)
 
 IN, OUT = "InputTensor", "OutputTensor"
-INCREASING, DECREASING = 0, 1
-
-
-def _direction(spec, check):
-    if spec.attr["AxisDirection"] not in (INCREASING, DECREASING):
-        check.fail(f"AxisDirection is {spec.attr['AxisDirection']}, which is not a "
-                   "DML_AXIS_DIRECTION (0 INCREASING, 1 DECREASING)")
 
 
 def _register(name, largest, examples):
@@ -31,7 +25,7 @@ def _register(name, largest, examples):
         return reference_arg_extreme(InputTensor, Axes, largest, AxisDirection == DECREASING)
 
     register(OperatorDef(f"DML_OPERATOR_{name}", kernel, reference, output_sizes=reduced_sizes,
-                         rules=(_direction,), output_types=lambda spec: {OUT: dtypes.UINT32},
+                         rules=(direction_rule,), output_types=lambda spec: {OUT: dtypes.UINT32},
                          examples=examples, module=__name__))
 
 
