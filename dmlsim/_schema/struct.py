@@ -154,6 +154,9 @@ class DML_SCALAR_UNION(Union):
     def __repr__(self):
         return f"DML_SCALAR_UNION(Bytes={bytes(self._b)!r})"
 
+    def __reduce__(self):  # copy, deepcopy and pickle: the eight bytes
+        return (DML_SCALAR_UNION, (bytes(self._b),))
+
     def __eq__(self, other):
         return isinstance(other, DML_SCALAR_UNION) and bytes(other._b) == bytes(self._b)
 
