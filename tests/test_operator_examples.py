@@ -68,6 +68,81 @@ def test_example_through_faithful_path(case):
         compare(opdef, got, want, f"{name} example {index} ({note}) output {k}")
 
 
+def _view_strides(x, broadcast):
+    """Element strides reading ``x`` from a non-contiguous buffer: column-major with a gap
+    of one element per dimension, or (``broadcast``) 0 along the dimensions where ``x`` is
+    constant and row-major elsewhere; None where no such view differs from the plain one."""
+    x = np.asarray(x)
+    if x.ndim == 0 or x.size < 2 or x.dtype == object:
+        return None
+    if not broadcast:
+        strides, step = [0] * x.ndim, 2
+        for d in range(x.ndim):
+            strides[d] = step
+            step *= x.shape[d] + 1
+        return strides
+    b = x.view(f"u{x.dtype.itemsize}") if x.dtype.kind in "fiu" else x  # -0.0 is not 0.0
+    same = [d for d in range(x.ndim) if x.shape[d] > 1 and
+            np.array_equal(np.broadcast_to(np.take(b, [0], axis=d), b.shape), b)]
+    if not same:
+        return None
+    strides, step = [0] * x.ndim, 1
+    for d in reversed(range(x.ndim)):
+        strides[d] = 0 if d in same else step
+        step *= 1 if d in same else x.shape[d]
+    return strides
+
+
+def _view_cases():
+    """Per operator: the first example with a strided view, and the first with a broadcast."""
+    cases = []
+    for name in sorted(REGISTRY):
+        for broadcast in (False, True):
+            for index, ex in enumerate(REGISTRY[name].examples):
+                if ex.strides or ex.owned:
+                    continue
+                views = {f: _view_strides(v, broadcast) for f, v in ex.inputs.items()
+                         if v is not None and not isinstance(v, (list, tuple))}
+                views = {f: v for f, v in views.items() if v is not None}
+                if views:
+                    cases.append((name, index, "broadcast" if broadcast else "strided", views))
+                    break
+    return cases
+
+
+VIEW_CASES = _view_cases()
+
+
+@pytest.mark.parametrize("name,index,kind,views", VIEW_CASES,
+                         ids=[f"{n.replace('DML_OPERATOR_', '')}-{k}" for n, _, k, _ in VIEW_CASES])
+def test_example_reads_strided_and_broadcast_inputs(name, index, kind, views):
+    """The first example with its inputs read through strided (column-major, gapped) or
+    zero-stride views of the same values gives the same outputs: kernels see logical
+    elements, never the buffer layout."""
+    opdef = REGISTRY[name]
+    ex = opdef.examples[index]
+    desc, arrays, expected = example_desc(name, ex.inputs, ex.outputs, ex.attrs,
+                                          strides=views)
+    for f, st in views.items():
+        b = getattr(desc.Desc, f).Desc
+        assert list(b.Strides) == st, f"{name}: {f} is not the {kind} view"
+    result = dml.run(desc, *arrays)
+    results = result if isinstance(result, list) else [result]
+    for k, (got, want) in enumerate(zip(results, expected)):
+        if want is not None:
+            compare(opdef, got, want, f"{name} example {index} with {kind} {sorted(views)}")
+
+
+def test_view_cases_cover_every_operator_with_tensor_inputs():
+    named = {n for n, *_ in VIEW_CASES}
+    with_inputs = {n for n, op in REGISTRY.items()
+                   if any(_view_strides(v, False) is not None for ex in op.examples
+                          for v in ex.inputs.values()
+                          if v is not None and not isinstance(v, (list, tuple)))}
+    assert with_inputs - named == set()
+    assert len(named) > 100
+
+
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_every_operator_has_examples_and_reference(name):
     opdef = REGISTRY[name]
