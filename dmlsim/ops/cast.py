@@ -8,6 +8,8 @@ dmlsim does what Direct3D hardware and C do:
   float32 with round-to-odd, never twice); too large -> +-inf; NaN stays NaN (its sign kept,
   the payload truncated to the narrower mantissa), -0.0 stays -0.0.
 - integer -> float: rounded to nearest even (2^24 + 1 -> 16777216.0f).
+- float32 denormals convert exactly to and from FLOAT64 (a cast is data movement: nothing
+  is flushed to zero).
 - float -> integer: truncated toward zero; NaN -> 0; out of range (infinities included)
   saturates to the type's limits, as D3D's ftoi/ftou do (C leaves it undefined).
 - integer -> integer: two's-complement wrap (the low bits), as C and NumPy convert: INT32
@@ -15,6 +17,7 @@ dmlsim does what Direct3D hardware and C do:
 """
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from .._core.registry import Example, OperatorDef, register, sizes_of
 
@@ -44,6 +47,24 @@ def _f64_to_f16(x):
     return y.astype(jnp.float16)
 
 
+def _f32_to_f64(x):
+    """Exact, denormals included (XLA's CPU backend flushes them in a plain convert)."""
+    bits = lax.bitcast_convert_type(x, jnp.uint32)
+    tiny = (bits & 0x7F800000) == 0  # zero or denormal: m * 2^-149
+    m = (bits & 0x007FFFFF).astype(jnp.float64) * 2.0 ** -149
+    m = jnp.where((bits >> 31) == 1, -m, m)
+    return jnp.where(tiny, m, x.astype(jnp.float64))
+
+
+def _f64_to_f32(x):
+    """Nearest even, float32 denormals included: below 2^-126 the result is the integer
+    rint(|x| * 2^149) of denormal steps (2^23 steps is the smallest normal)."""
+    steps = jnp.rint(jnp.abs(x) * 2.0 ** 149).astype(jnp.uint32)
+    sign = lax.bitcast_convert_type(x, jnp.uint64) >> 63
+    tiny = lax.bitcast_convert_type(steps | (sign.astype(jnp.uint32) << 31), jnp.float32)
+    return jnp.where(jnp.abs(x) < 2.0 ** -126, tiny, x.astype(jnp.float32))
+
+
 def cast(InputTensor, *, ctx):
     x, dt = InputTensor, ctx.out_dtype()
     src = np.dtype(x.dtype)
@@ -53,6 +74,10 @@ def cast(InputTensor, *, ctx):
         return _float_to_int(x, dt)
     if src == F64 and dt == np.float16:
         return _f64_to_f16(x)
+    if (src, dt) == (np.float32, F64):
+        return _f32_to_f64(x)
+    if (src, dt) == (F64, np.float32):
+        return _f64_to_f32(x)
     return x.astype(dt)
 
 
@@ -91,6 +116,9 @@ register(OperatorDef(
         _ex([65520.0, 1e-8, -0.0, 1.0 + 2.0**-11 + 2.0**-40], np.float64,
             [np.inf, 0.0, -0.0, 1.0009765625], np.float16,
             "FLOAT64 -> FLOAT16 rounds once: 1 + 2^-11 + 2^-40 rounds up (twice would tie to 1)"),
+        _ex([1e-40, -1e-45, 2.0 ** -126 * (1 - 2.0 ** -25)], np.float64,
+            [1e-40, -1e-45, 2.0 ** -126], np.float32,
+            "FLOAT64 -> FLOAT32 keeps denormals; just below 2^-126 rounds up to the normal"),
         _ex([-1.5, 255.9, 256.0], np.float16, [0, 255, 255], np.uint8,
             "FLOAT16 -> UINT8: -1.5 truncates to -1, saturated to 0; 256 saturates to 255"),
         _ex([2**63 - 1, -2**63], np.int64, [2**63 - 1, 2**63], np.uint64, "INT64 -> UINT64 wraps"),
