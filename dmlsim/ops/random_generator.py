@@ -86,8 +86,8 @@ def random_generator_reference(InputStateTensor, *, Type, ctx):
 def random_sizes(spec, check):
     st, out = spec.tensor[ST], spec.tensor.get(OUT)
     if st.count != 6 or st.sizes[-1] != 6:
-        check.fail(f"InputStateTensor.Sizes is {list(st.sizes)}; PHILOX_4X32_10 needs "
-                   "{[1, ...,] 6}")
+        check.fail(f"InputStateTensor.Sizes is {list(st.sizes)}; the PHILOX_4X32_10 state is 6 "
+                   "UINT32 values, Sizes [1, ..., 1, 6]")
     if spec.attr["Type"] != 0:
         check.fail(f"Type is {spec.attr['Type']}, which is not a DML_RANDOM_GENERATOR_TYPE "
                    "(0 PHILOX_4X32_10)")
