@@ -224,3 +224,23 @@ def test_every_command_record_type_has_one_row_in_each_per_type_table():
         missing = sorted(t.__name__ for t in RECORD_TYPES if t not in table)
         extra = sorted(getattr(t, "__name__", str(t)) for t in table if t not in RECORD_TYPES)
         assert not missing and not extra, f"{label}: missing rows {missing}, extra {extra}"
+
+
+def test_every_c_named_definition_of_the_api_layer_is_public():
+    """A class or function the faithful layer defines under a C name (D3D12_*, DML_*, DXGI_*,
+    CD3DX12_*, ID3D12*, IDML*, Win32 names in capitals) is in its module's ``__all__`` and
+    so in ``dmlsim``: a refactor that drops one from ``__all__`` breaks ported programs."""
+    import importlib
+    import inspect
+
+    import dmlsim
+    prefixes = ("D3D12", "DML", "DXGI", "CD3DX12", "ID3D12", "IDML", "Create", "Close", "Wait")
+    missing = []
+    for path in sorted((PKG / "_api").glob("*.py")):
+        mod = importlib.import_module(f"dmlsim._api.{path.stem}")
+        for name, obj in vars(mod).items():
+            if not name.startswith(prefixes) or getattr(obj, "__module__", None) != mod.__name__:
+                continue
+            if (inspect.isclass(obj) or inspect.isfunction(obj)) and not hasattr(dmlsim, name):
+                missing.append(f"{path.stem}.{name}")
+    assert missing == []
