@@ -14,13 +14,15 @@ import numpy as np
 
 
 def normalize(idx, n):
-    """JAX indices -> int64 in [0, n - 1]: negative ones from the end, then clamped."""
+    """JAX indices -> integers in [0, n - 1]: negative ones from the end, then clamped.
+    The result is int32 when ``n`` fits (cheaper gathers), int64 otherwise."""
+    out = jnp.int32 if n < 2 ** 31 else jnp.int64
     if jnp.issubdtype(idx.dtype, jnp.unsignedinteger):
         big = idx > jnp.asarray(n - 1, idx.dtype)
-        return jnp.where(big, n - 1, idx.astype(jnp.int64))
+        return jnp.where(big, n - 1, idx).astype(out)
     i = idx.astype(jnp.int64)
     i = jnp.where(i < 0, i + n, i)
-    return jnp.clip(i, 0, n - 1)
+    return jnp.clip(i, 0, n - 1).astype(out)
 
 
 def normalize_one(i, n) -> int:

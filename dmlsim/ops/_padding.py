@@ -42,7 +42,7 @@ def pad(x, start, end, mode, value_bits):
     for d, (n, s, e) in enumerate(zip(x.shape, start, end)):
         if s or e:
             idx = np.array([source_index(i, n, mode) for i in range(-s, n + e)])
-            u = jnp.take(u, jnp.asarray(idx), axis=d)
+            u = jnp.take(u, jnp.asarray(idx, np.int32), axis=d, mode="clip")
     return from_bits(u, x.dtype)
 
 

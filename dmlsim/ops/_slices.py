@@ -8,16 +8,37 @@ window's end.
 """
 from __future__ import annotations
 
-import numpy as np
+from jax import lax
 
 
 def starts_of(offsets, sizes, strides):
     return [o + (s - 1 if st < 0 else 0) for o, s, st in zip(offsets, sizes, strides)]
 
 
-def indices(starts, strides, out_sizes):
-    """Open-mesh index arrays of the elements a slice reads."""
-    return np.ix_(*[np.arange(n) * st + s for s, st, n in zip(starts, strides, out_sizes)])
+def read_window(u, starts, strides, sizes):
+    """The elements a window reads, as one static strided slice (lax.slice, with lax.rev on
+    the dimensions of negative stride): no gather."""
+    rev = [d for d, st in enumerate(strides) if st < 0]
+    if rev:
+        u = lax.rev(u, rev)
+    first = [u.shape[d] - 1 - s if st < 0 else s
+             for d, (s, st) in enumerate(zip(starts, strides))]
+    step = [abs(st) for st in strides]
+    limit = [f + (n - 1) * st + 1 for f, n, st in zip(first, sizes, step)]
+    return lax.slice(u, first, limit, step)
+
+
+def place_window(v, starts, strides, out_sizes, zero):
+    """The inverse: ``v`` placed where read_window read it in a tensor of ``out_sizes``,
+    ``zero`` elsewhere, as one lax.pad with interior padding (no scatter)."""
+    rev = [d for d, st in enumerate(strides) if st < 0]
+    if rev:
+        v = lax.rev(v, rev)
+    config = []
+    for s, st, n, size in zip(starts, strides, v.shape, out_sizes):
+        lo = s - (n - 1) * abs(st) if st < 0 else s  # the lowest position written
+        config.append((lo, size - (lo + (n - 1) * abs(st) + 1), abs(st) - 1))
+    return lax.pad(v, zero, config)
 
 
 def window(spec, check, in_field, offsets, sizes, strides, out_sizes):

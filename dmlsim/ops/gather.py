@@ -25,7 +25,7 @@ def gather(InputTensor, IndicesTensor, *, Axis, IndexDimensions, ctx):
     x = to_bits(InputTensor)
     shape = IndicesTensor.shape[IndicesTensor.ndim - IndexDimensions:]
     idx = normalize(IndicesTensor.reshape(shape), x.shape[Axis])
-    y = jnp.take(x, idx, axis=Axis)
+    y = jnp.take(x, idx, axis=Axis, mode="clip")  # normalize() clamped them: no fill mask
     return from_bits(y.reshape(ctx.outputs[OUT].sizes), InputTensor.dtype)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._core.registry import Example, OperatorDef, Sizes, register, same_type
 from ._movement import dimension_count, from_bits, to_bits
-from ._slices import indices, starts_of, window
+from ._slices import place_window, starts_of, window
 
 DY, DX = "InputGradientTensor", "OutputGradientTensor"
 OFF, SIZ, STR = "InputWindowOffsets", "InputWindowSizes", "InputWindowStrides"
@@ -20,9 +20,9 @@ def slice_grad(InputGradientTensor, *, InputWindowOffsets, InputWindowSizes, Inp
                ctx):
     dy = to_bits(InputGradientTensor)
     starts = starts_of(InputWindowOffsets, InputWindowSizes, InputWindowStrides)
-    idx = indices(starts, InputWindowStrides, dy.shape)
-    zero = jnp.zeros(ctx.outputs[DX].sizes, dy.dtype)
-    return from_bits(zero.at[tuple(jnp.asarray(i) for i in idx)].set(dy), ctx.out_dtype(DX))
+    dx = place_window(dy, starts, InputWindowStrides, ctx.outputs[DX].sizes,
+                      jnp.zeros((), dy.dtype))
+    return from_bits(dx, ctx.out_dtype(DX))
 
 
 def slice_grad_reference(InputGradientTensor, *, InputWindowOffsets, InputWindowSizes,

@@ -13,8 +13,8 @@ output Sizes may be any count of reachable elements, so descs built by dmlsim ta
 import numpy as np
 
 from .._core.registry import Example, OperatorDef, Sizes, register, same_type
-from ._movement import dimension_count, from_bits, take, to_bits
-from ._slices import indices, largest, starts_of, window
+from ._movement import dimension_count, from_bits, to_bits
+from ._slices import largest, read_window, starts_of, window
 
 IN, OUT = "InputTensor", "OutputTensor"
 OFF, SIZ, STR = "InputWindowOffsets", "InputWindowSizes", "InputWindowStrides"
@@ -23,8 +23,8 @@ OFF, SIZ, STR = "InputWindowOffsets", "InputWindowSizes", "InputWindowStrides"
 # ---- SLICE ----------------------------------------------------------------------------------
 
 def slice_(InputTensor, *, Offsets, Sizes, Strides, ctx):
-    idx = indices(Offsets, Strides, Sizes)
-    return from_bits(take(to_bits(InputTensor), idx), InputTensor.dtype)
+    return from_bits(read_window(to_bits(InputTensor), Offsets, Strides, Sizes),
+                     InputTensor.dtype)
 
 
 def slice_reference(InputTensor, *, Offsets, Sizes, Strides, ctx):
@@ -43,8 +43,8 @@ def slice_sizes(spec, check):
 
 def slice1(InputTensor, *, InputWindowOffsets, InputWindowSizes, InputWindowStrides, ctx):
     starts = starts_of(InputWindowOffsets, InputWindowSizes, InputWindowStrides)
-    idx = indices(starts, InputWindowStrides, ctx.outputs[OUT].sizes)
-    return from_bits(take(to_bits(InputTensor), idx), InputTensor.dtype)
+    y = read_window(to_bits(InputTensor), starts, InputWindowStrides, ctx.outputs[OUT].sizes)
+    return from_bits(y, InputTensor.dtype)
 
 
 def slice1_reference(InputTensor, *, InputWindowOffsets, InputWindowSizes, InputWindowStrides,
