@@ -1,11 +1,15 @@
 """Float helpers with HLSL/IEEE semantics that XLA backends must not optimize away:
 NaN-ignoring max/min (HLSL max/min, IEEE 754-2008 maxNum/minNum) and correctly rounded
-float32 division and square root."""
+float32 division and square root, and float-to-float conversions that round once, keep
+float32 denormals and give NaNs the same bits on every backend (CAST)."""
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
+
+from .._core.dtypes import UNSIGNED_OF_SIZE
 
 from ._numeric import is_int
 
@@ -42,3 +46,66 @@ def correctly_rounded(fn):
             return wide.astype(jnp.float32)
         return fn(*args)
     return wrapped
+
+
+F64 = np.dtype(np.float64)
+
+
+def _f64_to_f16(x):
+    """FLOAT64 -> FLOAT16 rounded once: to float32 with round-to-odd, then to nearest."""
+    y = x.astype(jnp.float32)
+    back = y.astype(jnp.float64)
+    odd = (y.view(jnp.uint32) & 1) == 1
+    nudge = jnp.where(x > back, jnp.nextafter(y, jnp.float32(np.inf)),
+                      jnp.nextafter(y, jnp.float32(-np.inf)))
+    y = jnp.where((back != x) & ~odd & jnp.isfinite(back), nudge, y)
+    return y.astype(jnp.float16)
+
+
+def _f32_to_f64(x):
+    """Exact, denormals included (XLA's CPU backend flushes them in a plain convert)."""
+    bits = lax.bitcast_convert_type(x, jnp.uint32)
+    tiny = (bits & 0x7F800000) == 0  # zero or denormal: m * 2^-149
+    m = (bits & 0x007FFFFF).astype(jnp.float64) * 2.0 ** -149
+    m = jnp.where((bits >> 31) == 1, -m, m)
+    return jnp.where(tiny, m, x.astype(jnp.float64))
+
+
+def _f64_to_f32(x):
+    """Nearest even, float32 denormals included: below 2^-126 the result is the integer
+    rint(|x| * 2^149) of denormal steps (2^23 steps is the smallest normal)."""
+    steps = jnp.rint(jnp.abs(x) * 2.0 ** 149).astype(jnp.uint32)
+    sign = lax.bitcast_convert_type(x, jnp.uint64) >> 63
+    tiny = lax.bitcast_convert_type(steps | (sign.astype(jnp.uint32) << 31), jnp.float32)
+    return jnp.where(jnp.abs(x) < 2.0 ** -126, tiny, x.astype(jnp.float32))
+
+
+_MANTISSA = {2: 10, 4: 23, 8: 52}
+
+
+def _nan_bits(x, dt):
+    """Each NaN of ``x`` as a NaN of ``dt`` by the bits, the same on every backend: the sign
+    kept, the payload's top bits kept (or the payload shifted up), the quiet bit set."""
+    ks, kd = x.dtype.itemsize, dt.itemsize
+    ms, md = _MANTISSA[ks], _MANTISSA[kd]
+    b = lax.bitcast_convert_type(x, UNSIGNED_OF_SIZE[ks]).astype(jnp.uint64)
+    sign = b >> (8 * ks - 1)
+    m = b & ((1 << ms) - 1)
+    m = m >> (ms - md) if md < ms else m << (md - ms)
+    exp = ((1 << (8 * kd - 1 - md)) - 1) << md
+    out = (sign << (8 * kd - 1)) | exp | (1 << (md - 1)) | m
+    return lax.bitcast_convert_type(out.astype(UNSIGNED_OF_SIZE[kd]), dt)
+
+
+def float_to_float(x, dt):
+    """CAST between float types: nearest even, rounded once, denormals kept, NaN bits fixed."""
+    src = np.dtype(x.dtype)
+    if src == F64 and dt == np.float16:
+        y = _f64_to_f16(x)
+    elif (src, dt) == (np.float32, F64):
+        y = _f32_to_f64(x)
+    elif (src, dt) == (F64, np.float32):
+        y = _f64_to_f32(x)
+    else:
+        y = x.astype(dt)
+    return jnp.where(jnp.isnan(x), _nan_bits(x, dt), y)

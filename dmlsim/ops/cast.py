@@ -5,8 +5,10 @@ InputTensor and OutputTensor have the same DimensionCount and Sizes; any pair of
 dmlsim does what Direct3D hardware and C do:
 
 - float -> float: rounded to nearest even (FLOAT64 -> FLOAT16 is rounded once, through
-  float32 with round-to-odd, never twice); too large -> +-inf; NaN stays NaN (its sign kept,
-  the payload truncated to the narrower mantissa), -0.0 stays -0.0.
+  float32 with round-to-odd, never twice); too large -> +-inf; -0.0 stays -0.0. A NaN stays
+  a NaN with its sign, the top bits of its payload (or the payload shifted up when
+  widening) and the quiet bit set, as x86's conversions do (GPU converts differ: dmlsim
+  fixes these bits so results match across backends).
 - integer -> float: rounded to nearest even (2^24 + 1 -> 16777216.0f).
 - float32 denormals convert exactly to and from FLOAT64 (a cast is data movement: nothing
   is flushed to zero).
@@ -17,9 +19,9 @@ dmlsim does what Direct3D hardware and C do:
 """
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from .._core.registry import Example, OperatorDef, register, sizes_of
+from ._ieee import float_to_float
 
 IN, OUT = "InputTensor", "OutputTensor"
 F64 = np.dtype(np.float64)
@@ -36,35 +38,6 @@ def _float_to_int(x, dt):
     return jnp.where(jnp.isnan(t), jnp.zeros_like(y), y)
 
 
-def _f64_to_f16(x):
-    """FLOAT64 -> FLOAT16 rounded once: to float32 with round-to-odd, then to nearest."""
-    y = x.astype(jnp.float32)
-    back = y.astype(jnp.float64)
-    odd = (y.view(jnp.uint32) & 1) == 1
-    nudge = jnp.where(x > back, jnp.nextafter(y, jnp.float32(np.inf)),
-                      jnp.nextafter(y, jnp.float32(-np.inf)))
-    y = jnp.where((back != x) & ~odd & jnp.isfinite(back), nudge, y)
-    return y.astype(jnp.float16)
-
-
-def _f32_to_f64(x):
-    """Exact, denormals included (XLA's CPU backend flushes them in a plain convert)."""
-    bits = lax.bitcast_convert_type(x, jnp.uint32)
-    tiny = (bits & 0x7F800000) == 0  # zero or denormal: m * 2^-149
-    m = (bits & 0x007FFFFF).astype(jnp.float64) * 2.0 ** -149
-    m = jnp.where((bits >> 31) == 1, -m, m)
-    return jnp.where(tiny, m, x.astype(jnp.float64))
-
-
-def _f64_to_f32(x):
-    """Nearest even, float32 denormals included: below 2^-126 the result is the integer
-    rint(|x| * 2^149) of denormal steps (2^23 steps is the smallest normal)."""
-    steps = jnp.rint(jnp.abs(x) * 2.0 ** 149).astype(jnp.uint32)
-    sign = lax.bitcast_convert_type(x, jnp.uint64) >> 63
-    tiny = lax.bitcast_convert_type(steps | (sign.astype(jnp.uint32) << 31), jnp.float32)
-    return jnp.where(jnp.abs(x) < 2.0 ** -126, tiny, x.astype(jnp.float32))
-
-
 def cast(InputTensor, *, ctx):
     x, dt = InputTensor, ctx.out_dtype()
     src = np.dtype(x.dtype)
@@ -72,12 +45,8 @@ def cast(InputTensor, *, ctx):
         return x
     if dt.kind in "iu" and src.kind == "f":
         return _float_to_int(x, dt)
-    if src == F64 and dt == np.float16:
-        return _f64_to_f16(x)
-    if (src, dt) == (np.float32, F64):
-        return _f32_to_f64(x)
-    if (src, dt) == (F64, np.float32):
-        return _f64_to_f32(x)
+    if src.kind == "f" and dt.kind == "f":
+        return float_to_float(x, dt)
     return x.astype(dt)
 
 
