@@ -24,7 +24,6 @@ from .._core.registry import Example, OperatorDef, register, sizes_of
 from ._ieee import float_to_float
 
 IN, OUT = "InputTensor", "OutputTensor"
-F64 = np.dtype(np.float64)
 
 
 def _float_to_int(x, dt):
