@@ -52,14 +52,19 @@ F64 = np.dtype(np.float64)
 
 
 def _f64_to_f16(x):
-    """FLOAT64 -> FLOAT16 rounded once: to float32 with round-to-odd, then to nearest."""
-    y = x.astype(jnp.float32)
-    back = y.astype(jnp.float64)
-    odd = (y.view(jnp.uint32) & 1) == 1
-    nudge = jnp.where(x > back, jnp.nextafter(y, jnp.float32(np.inf)),
-                      jnp.nextafter(y, jnp.float32(-np.inf)))
-    y = jnp.where((back != x) & ~odd & jnp.isfinite(back), nudge, y)
-    return y.astype(jnp.float16)
+    """FLOAT64 -> FLOAT16 rounded once: first to float32 by the bits, truncated with the
+    dropped bits jammed into the last one (round to odd: no float conversion a compiler
+    could merge or reorder; XLA on an H200 lost the float version's sticky bit), then one
+    float32 -> float16 conversion to nearest even. Below 2^-126 the result is a signed
+    zero and from 2^128 an infinity either way. NaN is the caller's (``float_to_float``)."""
+    bits = lax.bitcast_convert_type(x, jnp.uint64)
+    sign = (bits >> 63).astype(jnp.uint32) << 31
+    e32 = ((bits >> 52) & 0x7FF).astype(jnp.int64) - (1023 - 127)
+    m = bits & ((1 << 52) - 1)
+    jam = ((m & ((1 << 29) - 1)) != 0).astype(jnp.uint32)
+    t = sign | (jnp.clip(e32, 0, 255).astype(jnp.uint32) << 23) | (m >> 29).astype(jnp.uint32)
+    t = jnp.where(e32 > 254, sign | 0x7F800000, jnp.where(e32 < 1, sign, t | jam))
+    return lax.bitcast_convert_type(t, jnp.float32).astype(jnp.float16)
 
 
 def _f32_to_f64(x):
