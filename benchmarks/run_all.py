@@ -2,10 +2,10 @@
 
     python benchmarks/run_all.py [--quick] [--gpu] [--out DIR]
 
-a/a2/b: bench_dispatch.py; c: bench_throughput.py; d: bench_onnx.py (CPU only; skipped with
+a/a2/b: bench_dispatch.py; c: bench_throughput.py; e: bench_data.py; d: bench_onnx.py (CPU only; skipped with
 --gpu or when onnxruntime is not installed). ``--gpu`` insists that JAX's default device is
 a GPU. ``--quick`` runs in under a minute on a 2-core CPU. JSON goes to
-``DIR/{dispatch,throughput,onnx,all}.json`` (default DIR: benchmarks/results).
+``DIR/{dispatch,throughput,data,onnx,all}.json`` (default DIR: benchmarks/results).
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def main(argv=None):
     platform = jax.devices()[0].platform
     if args.gpu and platform != "gpu":
         raise SystemExit(f"run_all: --gpu but JAX's default device is {jax.devices()[0]}")
+    import bench_data
     import bench_dispatch
     import bench_throughput
     from _rig import machine, write_json
@@ -38,6 +39,7 @@ def main(argv=None):
     results["dispatch"] = bench_dispatch.main(q + out("dispatch"))
     extra = ["--max-log2", args.max_log2] if args.max_log2 else []
     results["throughput"] = bench_throughput.main(q + extra + out("throughput"))
+    results["data"] = bench_data.main(q + extra + out("data"))
     if args.gpu or platform != "cpu":
         print("\nd. skipped: the ONNX Runtime comparison runs on the CPU")
     else:
