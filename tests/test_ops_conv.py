@@ -1,0 +1,143 @@
+"""CONVOLUTION over many geometries against the tap-by-tap float64 reference (``_conv``),
+within the float32 accumulation bound of ``dmlsim/ops/convolution.py``: 1 to 3 spatial
+dimensions, strides, dilations, asymmetric padding, OutputPadding, groups and depthwise,
+both directions and modes, bias and fused activations, FLOAT16, NHWC inputs through strides;
+a precision case that a TF32 pass would fail; and the page's rules broken once."""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+import dmlsim as dml
+
+from reference_rig import run_against_reference
+
+# (name, input sizes, filter sizes, attributes beyond the defaults)
+GEOMETRIES = [
+    ("3x3 same", (2, 3, 7, 6), (4, 3, 3, 3), dict(StartPadding=(1, 1), EndPadding=(1, 1))),
+    ("1x1", (1, 8, 5, 5), (6, 8, 1, 1), {}),
+    ("stride 2, asymmetric pad", (1, 2, 9, 8), (3, 2, 3, 2),
+     dict(Strides=(2, 2), StartPadding=(1, 0), EndPadding=(2, 1))),
+    ("dilation 2x3", (1, 2, 10, 11), (2, 2, 3, 3), dict(Dilations=(2, 3))),
+    ("groups 2", (1, 4, 6, 6), (6, 2, 3, 3), dict(GroupCount=2)),
+    ("depthwise", (2, 5, 6, 7), (5, 1, 3, 3), dict(GroupCount=5, StartPadding=(1, 1),
+                                                  EndPadding=(1, 1))),
+    ("CONVOLUTION mode", (1, 2, 5, 6), (3, 2, 2, 3), dict(Mode=1)),
+    ("1-D", (2, 3, 17), (4, 3, 5), dict(Strides=(3,), StartPadding=(2,))),
+    ("3-D", (1, 2, 5, 4, 6), (3, 2, 2, 3, 2), dict(StartPadding=(1, 0, 1),
+                                                   EndPadding=(0, 1, 1))),
+    ("OutputPadding", (1, 1, 4, 4), (2, 1, 2, 2), dict(OutputPadding=(1, 2))),
+    ("BACKWARD", (1, 3, 4, 5), (3, 2, 3, 3), dict(Direction=1, Strides=(2, 2))),
+    ("BACKWARD padded, dilated", (2, 2, 5, 4), (2, 3, 3, 2),
+     dict(Direction=1, Strides=(2, 3), Dilations=(2, 1), StartPadding=(1, 2),
+          EndPadding=(2, 0))),
+    ("BACKWARD groups, CONVOLUTION", (1, 4, 3, 3), (4, 3, 2, 2),
+     dict(Direction=1, Mode=1, GroupCount=2, Strides=(2, 1), OutputPadding=(1, 0))),
+    ("BACKWARD 1-D", (1, 2, 6), (2, 2, 4), dict(Direction=1, Strides=(3,), StartPadding=(1,))),
+]
+
+
+def _attrs(nd, extra):
+    a = {"Mode": 0, "Direction": 0, "DimensionCount": nd, "Strides": (1,) * nd,
+         "Dilations": (1,) * nd, "StartPadding": (0,) * nd, "EndPadding": (0,) * nd,
+         "OutputPadding": (0,) * nd, "GroupCount": 1}
+    a.update(extra)
+    return a
+
+
+def _inputs(rng, xs, ws, dtype, m):
+    """Input, filter and a bias of ``m`` output channels."""
+    return {"InputTensor": rng.standard_normal(xs).astype(dtype),
+            "FilterTensor": rng.standard_normal(ws).astype(dtype),
+            "BiasTensor": rng.standard_normal((1, m) + (1,) * (len(xs) - 2)).astype(dtype)}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["FLOAT32", "FLOAT16"])
+@pytest.mark.parametrize("name,xs,ws,extra", GEOMETRIES, ids=[g[0] for g in GEOMETRIES])
+def test_convolution_matches_the_reference(name, xs, ws, extra, dtype):
+    rng = np.random.default_rng(zlib.crc32(f"{name}-{np.dtype(dtype).name}".encode()))
+    a = _attrs(len(xs) - 2, extra)
+    m = ws[0] if a["Direction"] == 0 else ws[1] * a["GroupCount"]  # BACKWARD: {C, M / G, k..}
+    ins = _inputs(rng, xs, ws, dtype, m)
+    run_against_reference("CONVOLUTION", ins, a)
+
+
+def test_fused_activation_and_nhwc_input_through_strides():
+    rng = np.random.default_rng(5)
+    n, c, h, w = 2, 3, 5, 4
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    nhwc = (h * w * c, 1, w * c, c)  # element strides of an NHWC buffer, NCHW logical order
+    ins = {"InputTensor": x, "FilterTensor": rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
+           "BiasTensor": None}
+    a = {**_attrs(2, dict(StartPadding=(1, 1), EndPadding=(1, 1))),
+         "FusedActivation": {"Type": "LEAKY_RELU", "Alpha": 0.1}}
+    got = run_against_reference("CONVOLUTION", ins, a, strides={"InputTensor": nhwc})
+    assert (np.asarray(got["OutputTensor"]) < 0).any()  # LEAKY_RELU keeps negatives, scaled
+
+
+def test_float32_convolution_keeps_bits_a_tf32_pass_drops():
+    """Inputs 1 + j 2^-12 and a filter of ones: float32 sums them exactly; TF32 rounds each to
+    1 or 1 + 2^-10 first (see tests/test_precision.py)."""
+    rng = np.random.default_rng(11)
+    x = (1 + rng.integers(0, 4, (1, 64, 8, 8)) * 2.0 ** -12).astype(np.float32)
+    w = np.ones((8, 64, 3, 3), np.float32)
+    desc = dml.operator_desc("CONVOLUTION", InputTensor=x, FilterTensor=w, **_attrs(2, {}))
+    got = np.asarray(dml.run(desc, x, w, None)).astype(np.float64)
+    sums = np.zeros((6, 6))
+    for i in range(3):
+        for j in range(3):
+            sums += x[0, :, i:i + 6, j:j + 6].astype(np.float64).sum(axis=0)
+    assert np.array_equal(got[0, 0], sums) and np.array_equal(got[0, 7], sums)
+
+
+BAD = [
+    (dict(DimensionCount=1, Strides=(1,), Dilations=(1,), StartPadding=(0,), EndPadding=(0,),
+          OutputPadding=(0,)),
+     "DimensionCount is 1 but InputTensor.DimensionCount is 4; it must be "
+     "InputTensor.DimensionCount - 2 = 2"),
+    (dict(GroupCount=2), "GroupCount is 2; it must be at least 1 and divide the input channel "
+     "count 3"),
+    (dict(Strides=(1, 0)), "Strides[1] is 0; it must be at least 1"),
+    (dict(Mode=2), "Mode is 2, which is not a DML_CONVOLUTION_MODE (0 CROSS_CORRELATION, 1 "
+     "CONVOLUTION)"),
+    (dict(Direction=5), "Direction is 5, which is not a DML_CONVOLUTION_DIRECTION (0 FORWARD, 1 "
+     "BACKWARD)"),
+    (dict(StartPadding=(0, 0, 0)), "DimensionCount is 2 but StartPadding has 3 entries"),
+]
+
+
+@pytest.mark.parametrize("change,message", BAD, ids=[m.split(" ")[0] for _, m in BAD])
+def test_broken_rules_name_the_field(change, message):
+    x, w = np.zeros((1, 3, 4, 4), np.float32), np.zeros((2, 3, 3, 3), np.float32)
+    a = {**_attrs(2, {}), **change}
+    desc = dml.operator_desc("CONVOLUTION", InputTensor=x, FilterTensor=w,
+                             OutputTensor=np.zeros((1, 2, 2, 2), np.float32), **a)
+    d3d = dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0)
+    with pytest.raises(dml.HResultError) as info:
+        dml.DMLCreateDevice(d3d, 0).CreateOperator(desc)
+    assert info.value.hresult == dml.E_INVALIDARG
+    assert info.value.message == f"DML_OPERATOR_CONVOLUTION: {message}"
+
+
+def test_wrong_filter_bias_and_output_sizes():
+    d3d = dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0)
+    dev = dml.DMLCreateDevice(d3d, 0)
+    x, z = np.zeros((1, 3, 4, 4), np.float32), np.zeros
+    cases = [
+        (dict(FilterTensor=z((2, 2, 3, 3), np.float32), OutputTensor=z((1, 2, 2, 2), np.float32)),
+         "FilterTensor.Sizes [2, 2, 3, 3] must be {M, C / GroupCount = 3, k..} with M a multiple "
+         "of GroupCount 1 (FORWARD)"),
+        (dict(FilterTensor=z((2, 3, 3, 3), np.float32), BiasTensor=z((1, 3, 1, 1), np.float32),
+              OutputTensor=z((1, 2, 2, 2), np.float32)),
+         "BiasTensor.Sizes is [1, 3, 1, 1]; it must be [1, 2, 1, 1]"),
+        (dict(FilterTensor=z((2, 3, 3, 3), np.float32), OutputTensor=z((1, 2, 3, 3), np.float32)),
+         "OutputTensor.Sizes is [1,2,3,3] but InputTensor, FilterTensor and the window arrays "
+         "give [1,2,2,2]"),
+    ]
+    for fields, message in cases:
+        desc = dml.operator_desc("CONVOLUTION", InputTensor=x, **fields, **_attrs(2, {}))
+        with pytest.raises(dml.HResultError) as info:
+            dev.CreateOperator(desc)
+        assert info.value.message == f"DML_OPERATOR_CONVOLUTION: {message}"
