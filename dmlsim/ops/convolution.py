@@ -20,7 +20,8 @@ plus 2 u |bias| and the final rounding to the output type.
 import numpy as np
 
 from .._core.registry import Example, OperatorDef, register, same_type
-from ._conv import BACKWARD, CONVOLUTION, conv, conv_reference, output_sizes
+from ._conv import BACKWARD, CONVOLUTION, output_sizes
+from ._conv_math import conv, conv_reference
 
 IN, W, B, OUT = "InputTensor", "FilterTensor", "BiasTensor", "OutputTensor"
 KEYS = ("Mode", "Direction", "DimensionCount", "Strides", "Dilations", "StartPadding",

@@ -1,0 +1,120 @@
+"""Pooling over many window geometries against the float64 references that walk every
+output position (``dmlsim/ops/_pooling.py``): strides, asymmetric padding, dilations, 3-D
+windows, IncludePadding, P 1..3, MAX_POOLING's indices (and its integer types, exact), and
+the rules broken once."""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+import dmlsim as dml
+
+from reference_rig import run_against_reference
+
+# (name, input sizes, window attributes)
+GEOMETRIES = [
+    ("3x3 s1 same", (2, 3, 6, 7), dict(WindowSize=(3, 3), Strides=(1, 1), StartPadding=(1, 1),
+                                       EndPadding=(1, 1))),
+    ("2x2 s2", (1, 2, 8, 6), dict(WindowSize=(2, 2), Strides=(2, 2))),
+    ("3x2 s(2,1) asymmetric", (1, 2, 9, 5), dict(WindowSize=(3, 2), Strides=(2, 1),
+                                                 StartPadding=(2, 0), EndPadding=(0, 1))),
+    ("3-D", (1, 2, 4, 5, 3), dict(WindowSize=(2, 3, 2), Strides=(1, 2, 1),
+                                  StartPadding=(1, 1, 0), EndPadding=(0, 1, 1))),
+    ("global", (2, 4, 5, 5), dict(WindowSize=(5, 5), Strides=(1, 1))),
+]
+DILATED = [("dilated", (1, 2, 9, 8), dict(WindowSize=(2, 3), Strides=(1, 2), Dilations=(3, 2),
+                                          StartPadding=(1, 0), EndPadding=(0, 2)))]
+
+
+def _attrs(nd, extra, dilations=False):
+    a = {"DimensionCount": nd, "Strides": (1,) * nd, "StartPadding": (0,) * nd,
+         "EndPadding": (0,) * nd}
+    if dilations:
+        a["Dilations"] = (1,) * nd
+    a.update(extra)
+    return a
+
+
+def _x(name, xs, dtype):
+    rng = np.random.default_rng(zlib.crc32(f"{name}{np.dtype(dtype).name}".encode()))
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(xs).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, xs, dtype=dtype, endpoint=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["FLOAT32", "FLOAT16"])
+@pytest.mark.parametrize("include", [0, 1], ids=["exclude", "include"])
+@pytest.mark.parametrize("name,xs,extra", GEOMETRIES + DILATED,
+                         ids=[g[0] for g in GEOMETRIES + DILATED])
+def test_average_pooling(name, xs, extra, include, dtype):
+    op = "AVERAGE_POOLING1" if "Dilations" in extra else "AVERAGE_POOLING"
+    a = {**_attrs(len(xs) - 2, extra, op.endswith("1")), "IncludePadding": include}
+    run_against_reference(op, {"InputTensor": _x(name, xs, dtype)}, a)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+@pytest.mark.parametrize("name,xs,extra", GEOMETRIES + DILATED,
+                         ids=[g[0] for g in GEOMETRIES + DILATED])
+def test_lp_pooling(name, xs, extra, p):
+    op = "LP_POOLING1" if "Dilations" in extra else "LP_POOLING"
+    a = {**_attrs(len(xs) - 2, extra, op.endswith("1")), "P": p}
+    run_against_reference(op, {"InputTensor": _x(name, xs, np.float32)}, a)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8, np.uint8, np.int64,
+                                   np.uint32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name,xs,extra", GEOMETRIES + DILATED,
+                         ids=[g[0] for g in GEOMETRIES + DILATED])
+def test_max_pooling_values_and_indices(name, xs, extra, dtype):
+    a = _attrs(len(xs) - 2, extra, True)
+    x = _x(name, xs, dtype)
+    got = run_against_reference("MAX_POOLING2", {"InputTensor": x}, a,
+                                outputs={"OutputIndicesTensor": _indices(xs, a)})
+    idx = np.asarray(got["OutputIndicesTensor"]).astype(np.int64)
+    assert np.array_equal(x.reshape(-1)[idx].view(f"u{x.itemsize}"),
+                          np.asarray(got["OutputTensor"]).view(f"u{x.itemsize}"))
+
+
+def _indices(xs, a):
+    """A UINT32 OutputIndicesTensor of the pages' output sizes (an optional output)."""
+    dil = a.get("Dilations") or (1,) * a["DimensionCount"]
+    out = [(n + a["StartPadding"][d] + a["EndPadding"][d] - (a["WindowSize"][d] - 1) * dil[d]
+            - 1) // a["Strides"][d] + 1 for d, n in enumerate(xs[2:])]
+    return np.zeros(tuple(xs[:2]) + tuple(out), np.uint32)
+
+
+def test_max_pooling_ties_pick_the_first_and_nan_loses():
+    x = np.float32([[[[np.nan, -0.0, 0.0, np.nan], [3, 3, np.nan, np.nan]]]])
+    a = {**_attrs(2, dict(WindowSize=(2, 2), Strides=(2, 2))), "Dilations": (1, 1)}
+    got = run_against_reference("MAX_POOLING2", {"InputTensor": x}, a,
+                                outputs={"OutputIndicesTensor": _indices(x.shape, a)})
+    assert got["OutputIndicesTensor"].tolist() == [[[[4, 2]]]]
+    y = np.asarray(got["OutputTensor"])
+    assert y[0, 0, 0, 0] == 3 and np.signbit(y[0, 0, 0, 1]) == np.False_  # +0.0, index 2
+
+
+BAD = [
+    ("AVERAGE_POOLING", dict(WindowSize=(2, 0), IncludePadding=0),
+     "WindowSize[1] is 0; it must be at least 1"),
+    ("MAX_POOLING", dict(WindowSize=(2, 2), StartPadding=(2, 0)),
+     "the padding of spatial dimension 0 (2, 0) is not smaller than the window (2): a window "
+     "would hold only padding"),
+    ("LP_POOLING", dict(WindowSize=(2, 2), P=0), "P is 0; it must be at least 1"),
+    ("MAX_POOLING", dict(WindowSize=(5, 2)), "the window of spatial dimension 0 (5 elements, "
+     "dilated) is larger than the padded input (4)"),
+]
+
+
+@pytest.mark.parametrize("op,change,message", BAD, ids=[f"{o}-{i}" for i, (o, _, _) in
+                                                       enumerate(BAD)])
+def test_broken_rules(op, change, message):
+    a = {**_attrs(2, {}), **change}
+    desc = dml.operator_desc(op, InputTensor=np.zeros((1, 1, 4, 4), np.float32),
+                             OutputTensor=np.zeros((1, 1, 2, 2), np.float32), **a)
+    d3d = dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0)
+    with pytest.raises(dml.HResultError) as info:
+        dml.DMLCreateDevice(d3d, 0).CreateOperator(desc)
+    assert info.value.message == f"DML_OPERATOR_{op}: {message}"
