@@ -32,7 +32,8 @@ def tensor_desc(array_or_dtype, sizes=None, strides=None, flags=0, total_bytes=N
 
 def operator_desc(op_name: str, **fields) -> Any:
     """DML_OPERATOR_DESC for ``op_name`` ("ELEMENT_WISE_ADD" or the full C name). Tensor
-    fields may be NumPy arrays; ScaleBias may be (scale, bias); scalar unions NumPy scalars.
+    fields may be NumPy arrays; ScaleBias may be (scale, bias); a DML_SIZE_2D (Width, Height)
+    or {"Width": .., "Height": ..}; scalar unions NumPy scalars.
     Required output tensors left out are inferred from the operator's shape rule
     (``dmlsim.infer_outputs``) when every required input is given and the rule can; call
     ``dmlsim.infer_outputs`` directly to see why it cannot."""
@@ -51,6 +52,10 @@ def operator_desc(op_name: str, **fields) -> Any:
             value = [tensor_desc(v) if isinstance(v, np.ndarray) else v for v in value]
         elif st == "scale_bias" and isinstance(value, tuple):
             value = dml.DML_SCALE_BIAS(*value)
+        elif st == "size_2d" and isinstance(value, (tuple, list)):
+            value = dml.DML_SIZE_2D(*value)  # (Width, Height), C field order
+        elif st == "size_2d" and isinstance(value, dict):
+            value = dml.DML_SIZE_2D(**value)
         elif st == "scalar_union" and isinstance(value, np.generic):
             u = dml.DML_SCALAR_UNION()
             u.Bytes = value.tobytes()
