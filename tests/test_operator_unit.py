@@ -15,7 +15,8 @@ from dmlsim._core.registry import Check, Example, KernelContext, OperatorDef, Si
 from dmlsim._core.tensor import OpSpec, TensorSpec
 from dmlsim._schema.operators_generated import OPERATORS
 
-from helpers import Env, array_binding, assert_bits_equal, binding, feature_level, tensor
+from helpers import (Env, array_binding, assert_bits_equal, binding, example_desc, feature_level,
+                     tensor)
 
 ADD = "DML_OPERATOR_ELEMENT_WISE_ADD"
 f32 = np.float32
@@ -217,3 +218,31 @@ def test_persistent_layout_temporary_and_persistent_hooks(monkeypatch):
     env.recorder.RecordDispatch(env.cl, compiled, table)
     env.flush()
     assert_bits_equal(env.read_as(out, f32).reshape(2, 3), a + b)
+
+
+@pytest.mark.parametrize("name", sorted(registry.load_all()))
+def test_required_outputs_are_inferred_or_the_desc_must_give_them(name):
+    """From the first example's inputs and attributes, ``dmlsim.infer_outputs`` gives every
+    required output, and CreateOperator accepts the desc completed with them; or it says that
+    only the desc can give them ("give its tensor desc": SPLIT's sizes, FILL_VALUE's...)."""
+    ex = registry.load_all()[name].examples[0]
+    schema = OPERATORS[name]
+    required = [f["name"] for f in schema["fields"] if f["kind"] == "output_tensor"
+                and not f.get("optional")]
+    desc, _, _ = example_desc(name, ex.inputs, ex.outputs, ex.attrs)
+    for f in required:
+        setattr(desc.Desc, f, None if schema_type(schema, f) == "tensor_desc" else [])
+    try:
+        got = dml.infer_outputs(desc)
+    except dml.HResultError as e:
+        assert "desc" in str(e), f"{name}: {e}"
+        return
+    for f in required:
+        assert f in got, f"{name}: {f} not inferred"
+        setattr(desc.Desc, f, got[f])
+    dml.DMLCreateDevice(dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0),
+                        0).CreateOperator(desc)
+
+
+def schema_type(schema, field_name):
+    return next(f.get("schema_type") for f in schema["fields"] if f["name"] == field_name)

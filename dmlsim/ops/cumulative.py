@@ -13,7 +13,7 @@ floats accumulate in float32 (FLOAT16 too, rounded once) in any association, wit
 import jax.numpy as jnp
 import numpy as np
 
-from .._core.registry import Example, OperatorDef, register, same_sizes, same_type
+from .._core.registry import Example, OperatorDef, register, same_sizes, same_type, sizes_of
 from ._movement import axis_in_range
 from ._ordering import DECREASING, INCREASING, direction_rule
 
@@ -78,7 +78,7 @@ def cumulative_product_reference(InputTensor, *, Axis, AxisDirection, HasExclusi
 
 def _register(name, kernel, reference, bound, examples):
     register(OperatorDef(
-        f"DML_OPERATOR_{name}", kernel, reference,
+        f"DML_OPERATOR_{name}", kernel, reference, output_sizes=sizes_of(IN, OUT),
         rules=(axis_in_range(), direction_rule, same_sizes(IN, OUT), same_type(IN, OUT)),
         error_bound=bound, examples=examples, module=__name__))
 
