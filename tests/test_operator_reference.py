@@ -344,8 +344,12 @@ def _check(name, t, opdef, rng):
         assert ref.get(field) is not None, f"{name}: the reference omits output {field}"
         r = ref[field] if idx is None else ref[field][idx]
         bound = None
-        if opdef.error_bound is not None and field == OPERATORS[name]["outputs"][0]:
+        if opdef.error_bound is not None:
             bound = opdef.error_bound(dict(inputs), spec, np.asarray(got).dtype)
+            if isinstance(bound, dict):  # a bound per output field
+                bound = bound.get(field)
+            elif field != OPERATORS[name]["outputs"][0]:  # one bound: the first output's
+                bound = None
         compare_output(opdef, field, got, r, f"{name} {t} {field}", _float_step(name, spec),
                        bound)
 

@@ -225,8 +225,9 @@ def add1(fused, a=A):
 
 
 def fused_check(desc, level=0x6400):
+    """(spec, the nested activation specs CreateOperator's check found)."""
     spec = validation.operator_desc(desc, BY_VALUE)
-    return spec, validation.fused_activations(spec, BY_VALUE, level)
+    return spec, [sub for _, sub in validation.fused_activations(spec, BY_VALUE, level)]
 
 
 def test_fusable_activation_with_null_tensors_is_accepted():

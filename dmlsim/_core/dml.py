@@ -92,23 +92,23 @@ class DmlDevice:
         for rule in opdef.rules:
             rule(spec, check)
         registry.check_output_sizes(opdef, spec, check)
-        for fused in validation.fused_activations(spec, schemas_by_value, level):
-            check_fused(spec, fused, level)
+        for label, fused in validation.fused_activations(spec, schemas_by_value, level):
+            check_fused(spec, fused, level, label)
         return Operator(self, spec, opdef, schema)
 
 
-def check_fused(spec, fused, level) -> None:
-    """A fused activation's own rules (SOFTPLUS's Steepness >= 1, ...), reported under the
-    operator that fuses it."""
+def check_fused(spec, fused, level, label="FusedActivation") -> None:
+    """A fused (or recurrent) activation's own rules (SOFTPLUS's Steepness >= 1, ...),
+    reported under the operator that uses it and the field (``label``)."""
     fdef = registry.get(fused.name)
     if fdef is None:
-        fail(E_NOTIMPL, f"{spec.name}: FusedActivation {fused.name} is not implemented in dmlsim")
+        fail(E_NOTIMPL, f"{spec.name}: {label} {fused.name} is not implemented in dmlsim")
     check = registry.Check(fused.name, level)
     for rule in fdef.rules:
         try:
             rule(fused, check)
         except HResultError as e:
-            fail(e.hresult, f"{spec.name}: FusedActivation: {e.message}")
+            fail(e.hresult, f"{spec.name}: {label}: {e.message}")
 
 
 class Operator:

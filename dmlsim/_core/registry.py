@@ -140,7 +140,8 @@ class OperatorDef:
     - ``ulp``: tolerated ULP against the reference, per float data type name.
     - ``error_bound(inputs, spec, np_dtype) -> array``: instead of ULP, the largest absolute
       error each output element may have against the float64 reference (reductions such as
-      GEMM, whose error scales with the sum of the magnitudes); NumPy inputs by field.
+      GEMM, whose error scales with the sum of the magnitudes); NumPy inputs by field. The
+      first output's, or a dict {output field: bound} (the recurrent operators).
     """
 
     name: str

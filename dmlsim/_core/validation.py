@@ -244,32 +244,45 @@ _CLIP_PARENTS = ("DML_OPERATOR_CONVOLUTION", "DML_OPERATOR_GEMM")
 
 
 def fused_activations(spec: OpSpec, schemas_by_value: dict, level: int) -> list:
-    """Check every FusedActivation of ``spec``; returns the nested OpSpecs that are set.
+    """Check every FusedActivation of ``spec`` and every entry of a recurrent operator's
+    ActivationDescs; returns (label, nested OpSpec) for those that are set.
 
-    The activation must be one the fused-activations guide lists (ELEMENT_WISE_CLIP only for
-    CONVOLUTION and GEMM), introduced at the device's feature level, with InputTensor and
-    OutputTensor NULL ("you must set [them] to NULL"). E_INVALIDARG otherwise."""
+    A FusedActivation must be one the fused-activations guide lists (ELEMENT_WISE_CLIP only
+    for CONVOLUTION and GEMM); an ActivationDescs entry any DML_OPERATOR_ACTIVATION_* type
+    (the RNN, LSTM and GRU pages: "the activation operators"). Either must be introduced at
+    the device's feature level, with InputTensor and OutputTensor NULL ("you must set [them]
+    to NULL"). E_INVALIDARG otherwise."""
     found = []
-    for field, sub in spec.attrs:
-        if field != "FusedActivation" or sub is None:
+    by_name = {s["name"]: s for s in schemas_by_value.values()}
+    for field, value in spec.attrs:
+        if field == "FusedActivation" and value is not None:
+            subs = [(f"{spec.name}: FusedActivation", "FusedActivation", value)]
+        elif field == "ActivationDescs" and value:
+            subs = [(f"{spec.name}: ActivationDescs[{i}]", f"ActivationDescs[{i}]", v)
+                    for i, v in enumerate(value)]
+        else:
             continue
-        by_name = {s["name"]: s for s in schemas_by_value.values()}
-        what = f"{spec.name}: FusedActivation"
-        schema = by_name[sub.name]
-        if not schema.get("usable_as_fused_activation") or (
-                sub.name == "DML_OPERATOR_ELEMENT_WISE_CLIP" and spec.name not in _CLIP_PARENTS):
-            usable = sorted(n.replace("DML_OPERATOR_", "") for n, s in by_name.items()
-                            if s.get("usable_as_fused_activation"))
-            fail(E_INVALIDARG, f"{what} is {sub.name}, which cannot be fused into "
-                               f"{spec.short_name}; fusable: {', '.join(usable)} (CLIP only "
-                               "into CONVOLUTION and GEMM)")
-        for tname, t in sub.tensors:
-            if t is not None:
-                fail(E_INVALIDARG, f"{what} ({sub.name}): {tname} must be NULL in a fused "
-                                   "activation desc; the fused operator supplies the tensors")
-        if schema["introduced"] > level:
-            fail(E_INVALIDARG, f"{what} is {sub.name}, introduced in "
-                               f"{fl_name(schema['introduced'])}; the device's feature level is "
-                               f"{fl_name(level)}")
-        found.append(sub)
+        for what, label, sub in subs:
+            schema = by_name[sub.name]
+            if field == "ActivationDescs":
+                if not sub.name.startswith("DML_OPERATOR_ACTIVATION_"):
+                    fail(E_INVALIDARG, f"{what} is {sub.name}, which is not an activation "
+                                       "(DML_OPERATOR_ACTIVATION_*)")
+            elif not schema.get("usable_as_fused_activation") or (
+                    sub.name == "DML_OPERATOR_ELEMENT_WISE_CLIP" and
+                    spec.name not in _CLIP_PARENTS):
+                usable = sorted(n.replace("DML_OPERATOR_", "") for n, s in by_name.items()
+                                if s.get("usable_as_fused_activation"))
+                fail(E_INVALIDARG, f"{what} is {sub.name}, which cannot be fused into "
+                                   f"{spec.short_name}; fusable: {', '.join(usable)} (CLIP only "
+                                   "into CONVOLUTION and GEMM)")
+            for tname, t in sub.tensors:
+                if t is not None:
+                    fail(E_INVALIDARG, f"{what} ({sub.name}): {tname} must be NULL in a fused "
+                                       "activation desc; the fused operator supplies the tensors")
+            if schema["introduced"] > level:
+                fail(E_INVALIDARG, f"{what} is {sub.name}, introduced in "
+                                   f"{fl_name(schema['introduced'])}; the device's feature level "
+                                   f"is {fl_name(level)}")
+            found.append((label, sub))
     return found

@@ -33,7 +33,8 @@ def tensor_desc(array_or_dtype, sizes=None, strides=None, flags=0, total_bytes=N
 def operator_desc(op_name: str, **fields) -> Any:
     """DML_OPERATOR_DESC for ``op_name`` ("ELEMENT_WISE_ADD" or the full C name). Tensor
     fields may be NumPy arrays; ScaleBias may be (scale, bias); a DML_SIZE_2D (Width, Height)
-    or {"Width": .., "Height": ..}; scalar unions NumPy scalars.
+    or {"Width": .., "Height": ..}; scalar unions NumPy scalars; FusedActivation and
+    ActivationDescs entries "RELU" or {"Type": "LEAKY_RELU", "Alpha": 0.1}.
     Required output tensors left out are inferred from the operator's shape rule
     (``dmlsim.infer_outputs``) when every required input is given and the rule can; call
     ``dmlsim.infer_outputs`` directly to see why it cannot."""
@@ -62,6 +63,8 @@ def operator_desc(op_name: str, **fields) -> Any:
             value = u
         elif st == "operator_desc" and isinstance(value, (str, dict)):
             value = _nested(value)
+        elif st == "operator_desc_array":
+            value = [_nested(v) if isinstance(v, (str, dict)) else v for v in value]
         setattr(desc, key, value)
     op = dml.DML_OPERATOR_DESC(schema["value"], desc)
     missing = [f for f in schema["outputs"] if getattr(desc, f) in (None, []) and
