@@ -1,0 +1,50 @@
+"""The float64 reference of ``_roi_align``: every region, output element and sample, one at a
+time, with its own interpolation (written apart from the kernel's gathers)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._roi_align import MAX, NEAREST, axis_samples, coords
+
+
+def roi_align_reference(x, rois, batch, out_h, out_w, a):
+    """Every region, output element and sample, in float64."""
+    x = np.asarray(x, np.float64)
+    n_img, ch, h, w = x.shape
+    rois, batch = np.asarray(rois, np.float64).reshape(-1, 4), np.asarray(batch).reshape(-1)
+    f = lambda v: float(np.float32(v))  # noqa: E731
+    lo, hi = a["MinimumSamplesPerOutput"], a["MaximumSamplesPerOutput"]
+    pa = {k: (f(a[k]) if k.endswith("Offset") else a[k])
+          for k in ("AlignRegionsToCorners", "InputPixelOffset", "OutputPixelOffset")}
+    y = np.zeros((len(rois), ch, out_h, out_w))
+    for r, (x1, y1, x2, y2) in enumerate(rois):
+        img = x[min(max(int(batch[r]), 0), n_img - 1)]
+        sx, size_x, nx = axis_samples(x1, x2, f(a["SpatialScaleX"]), out_w, lo, hi, np)
+        sy, size_y, ny = axis_samples(y1, y2, f(a["SpatialScaleY"]), out_h, lo, hi, np)
+        for oy in range(out_h):
+            for ox in range(out_w):
+                vals = [_point(img, coords(sy, size_y, ny, oy, jy, out_h, pa, np),
+                               coords(sx, size_x, nx, ox, jx, out_w, pa, np), h, w,
+                               f(a["OutOfBoundsInputValue"]), a["InterpolationMode"])
+                        for jy in range(int(ny)) for jx in range(int(nx))]
+                vals = np.array(vals)  # samples x C
+                y[r, :, oy, ox] = vals.max(axis=0) if a["ReductionFunction"] == MAX else \
+                    vals.mean(axis=0)
+    return y
+
+
+def _point(img, yy, xx, h, w, oob, mode):
+    if mode == NEAREST:
+        yi, xi = math.floor(yy + 0.5), math.floor(xx + 0.5)
+        return img[:, yi, xi] if 0 <= yi < h and 0 <= xi < w else np.full(img.shape[0], oob)
+    if yy < -1 or yy > h or xx < -1 or xx > w:
+        return np.full(img.shape[0], oob)
+    yy, xx = max(yy, 0.0), max(xx, 0.0)
+    y0, x0 = min(math.floor(yy), h - 1), min(math.floor(xx), w - 1)
+    yy, xx = (float(y0) if y0 >= h - 1 else yy), (float(x0) if x0 >= w - 1 else xx)
+    y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+    fy, fx = yy - y0, xx - x0
+    return (img[:, y0, x0] * (1 - fy) * (1 - fx) + img[:, y0, x1] * (1 - fy) * fx +
+            img[:, y1, x0] * fy * (1 - fx) + img[:, y1, x1] * fy * fx)
