@@ -69,4 +69,5 @@ def test_cli_reports_hresult_errors(tmp_path, capsys):
     p = tmp_path / "m.json"
     p.write_text(json.dumps(model))
     assert cli.main(["dispatch", str(p)]) == 1
-    assert "DML_OPERATOR_CONVOLUTION: not implemented in dmlsim" in capsys.readouterr().err
+    assert "DML_OPERATOR_CONVOLUTION: InputTensor is null but the tensor is required " \
+        "[E_INVALIDARG]" in capsys.readouterr().err
