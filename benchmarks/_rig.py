@@ -150,6 +150,64 @@ class Rig:
         return rb.Map(0, None).view(dtype).copy()
 
 
+# ---- one operator against raw JAX ----------------------------------------------------------
+
+def time_against_raw(rig, desc, arrays, raw, k, repeats, check=None, upload=True, outputs=1):
+    """Compile ``desc``, bind ``arrays`` as its input slots (None: an absent optional one)
+    and its first output (of ``outputs`` output slots), and time K executions of a closed
+    one-dispatch list against K calls of ``jax.jit(raw)`` on the arrays given, interleaved,
+    best of ``repeats``. ``check(got, want)`` (NumPy) runs on the first results when given
+    (and ``upload``). Returns (dmlsim s, raw s) per call."""
+    import jax
+    import jax.numpy as jnp
+    compiled = rig.dev.CompileOperator(rig.dev.CreateOperator(desc), 0)
+    init = rig.dev.CreateOperatorInitializer([compiled])
+    cl = rig.command_list()
+    rig.recorder.RecordDispatch(cl, init, rig.table(init))
+    rig.submit(cl)
+    rig.wait()
+    ins = [None if a is None else rig.buffer(a.nbytes) for a in arrays]
+    if upload:
+        for b, a in zip(ins, arrays):
+            if a is not None:
+                rig.upload(b, a)
+    f = jax.jit(raw)
+    jins = [jnp.asarray(a) for a in arrays if a is not None]
+    want = f(*jins)
+    out = rig.buffer(want.size * want.dtype.itemsize)
+    table = rig.table(compiled, ins, [out] + [None] * (outputs - 1))
+    cl = rig.command_list()
+    rig.recorder.RecordDispatch(cl, compiled, table)
+    cl.Close()
+
+    def dmlsim_run():
+        rig.execute_times(cl, k)
+
+    def raw_run():
+        for _ in range(k):
+            r = f(*jins)
+        r.block_until_ready()
+
+    dmlsim_run()
+    raw_run()
+    if check is not None and upload:
+        got = rig.download(out, np.dtype(want.dtype))[:want.size].reshape(want.shape)
+        check(got, np.asarray(want))
+    t_d = t_r = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        dmlsim_run()
+        t_d = min(t_d, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        raw_run()
+        t_r = min(t_r, time.perf_counter() - t0)
+    jins = want = None  # release the device arrays
+    for m in ins + [out]:
+        if m is not None:
+            m._core.memory.array = None  # free the device memory before the next case
+    return t_d / k, t_r / k
+
+
 # ---- timing and reporting ---------------------------------------------------------------
 
 def best_of(fn, repeats=5):

@@ -22,13 +22,12 @@ programs may sum in different orders) before timing.
 from __future__ import annotations
 
 import argparse
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from _rig import Rig, machine, print_table, write_json
+from _rig import Rig, machine, print_table, time_against_raw, write_json
 
 import dmlsim as dml
 
@@ -50,7 +49,8 @@ def cases(n):
         "JOIN": (dict(InputTensors=[_t((half, W)), _t((half, W))],
                       OutputTensor=_t((rows, W)), Axis=0),
                  [(half, W), (half, W)], lambda a, b: jnp.concatenate((a, b), 0)),
-        "GATHER": (dict(InputTensor=_t((1, 1, rows, W)), IndicesTensor=_t((1, 1, 1, rows), np.int32),
+        "GATHER": (dict(InputTensor=_t((1, 1, rows, W)),
+                        IndicesTensor=_t((1, 1, 1, rows), np.int32),
                         OutputTensor=_t((1, 1, rows, W)), Axis=2, IndexDimensions=1),
                    [(rows, W), "perm"], lambda x, i: jnp.take(x, i, axis=0)),
         "TILE": (dict(InputTensor=_t((half, W)), OutputTensor=_t((rows, W)), Repeats=[2, 1]),
@@ -79,58 +79,18 @@ def _inputs(specs, rows, rng, real):
 
 def one(rig, name, n, k, repeats, rng):
     fields, specs, raw = cases(n)[name]
-    desc = dml.operator_desc(name, **fields)
-    out_desc = fields["OutputTensor"].Desc
-    compiled = rig.dev.CompileOperator(rig.dev.CreateOperator(desc), 0)
-    init = rig.dev.CreateOperatorInitializer([compiled])
-    cl = rig.command_list()
-    rig.recorder.RecordDispatch(cl, init, rig.table(init))
-    rig.submit(cl)
-    rig.wait()
     check = n <= 1 << 22
     arrays = _inputs(specs, n // W, rng, check)
-    ins = [rig.buffer(a.nbytes) for a in arrays]
-    if check:
-        for b, a in zip(ins, arrays):
-            rig.upload(b, a)
-    out = rig.buffer(out_desc.TotalTensorSizeInBytes)
-    table = rig.table(compiled, ins, [out])
-    cl = rig.command_list()
-    rig.recorder.RecordDispatch(cl, compiled, table)
-    cl.Close()
-    f = jax.jit(raw)
-    jins = [jnp.asarray(a) for a in arrays]
-    want = f(*jins)
 
-    def dmlsim_run():
-        rig.execute_times(cl, k)
-
-    def raw_run():
-        for _ in range(k):
-            r = f(*jins)
-        r.block_until_ready()
-
-    dmlsim_run()
-    raw_run()
-    if check:
-        got = rig.download(out)[:want.size].reshape(want.shape)
-        w = np.asarray(want)
-        ok = np.allclose(got, w, rtol=1e-5, atol=1e-4) if name == "REDUCE" else \
-            np.array_equal(got.view(np.uint32), w.view(np.uint32))
+    def same(got, want):
+        ok = np.allclose(got, want, rtol=1e-5, atol=1e-4) if name == "REDUCE" else \
+            np.array_equal(got.view(np.uint32), want.view(np.uint32))
         assert ok, f"e: {name} at {n}: dmlsim and raw JAX disagree"
-    t_d = t_r = float("inf")
-    for _ in range(repeats):  # interleaved, best of
-        t0 = time.perf_counter()
-        dmlsim_run()
-        t_d = min(t_d, time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        raw_run()
-        t_r = min(t_r, time.perf_counter() - t0)
-    nbytes = sum(a.nbytes for a in arrays) + want.size * want.dtype.itemsize
-    del jins, want
-    for m in ins + [out]:
-        m._core.memory.array = None  # free the device memory before the next case
-    per_d, per_r = t_d / k, t_r / k
+
+    per_d, per_r = time_against_raw(rig, dml.operator_desc(name, **fields), arrays, raw, k,
+                                    repeats, same, upload=check)
+    out = fields["OutputTensor"].Desc
+    nbytes = sum(a.nbytes for a in arrays) + out.TotalTensorSizeInBytes
     return {"op": name, "log2": int(np.log2(n)), "elements": n, "calls": k, "bytes": nbytes,
             "dmlsim_us": per_d * 1e6, "raw_us": per_r * 1e6,
             "dmlsim_GBps": nbytes / per_d / 1e9, "raw_GBps": nbytes / per_r / 1e9,

@@ -2,10 +2,11 @@
 
     python benchmarks/run_all.py [--quick] [--gpu] [--out DIR]
 
-a/a2/b: bench_dispatch.py; c: bench_throughput.py; e: bench_data.py; d: bench_onnx.py (CPU only; skipped with
---gpu or when onnxruntime is not installed). ``--gpu`` insists that JAX's default device is
-a GPU. ``--quick`` runs in under a minute on a 2-core CPU. JSON goes to
-``DIR/{dispatch,throughput,data,onnx,all}.json`` (default DIR: benchmarks/results).
+a/a2/b: bench_dispatch.py; c: bench_throughput.py; e: bench_data.py; f: bench_nn.py; d:
+bench_onnx.py (CPU only; skipped with --gpu or when onnxruntime is not installed).
+``--gpu`` insists that JAX's default device is a GPU. ``--quick`` runs in under a minute on
+a 2-core CPU. JSON goes to ``DIR/{dispatch,throughput,data,nn,onnx,all}.json`` (default
+DIR: benchmarks/results).
 """
 from __future__ import annotations
 
