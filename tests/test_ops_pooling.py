@@ -118,3 +118,20 @@ def test_broken_rules(op, change, message):
     with pytest.raises(dml.HResultError) as info:
         dml.DMLCreateDevice(d3d, 0).CreateOperator(desc)
     assert info.value.message == f"DML_OPERATOR_{op}: {message}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8], ids=["FLOAT32", "INT8"])
+def test_maxima_alone_equal_the_indexed_maxima_with_nans_and_padding(dtype):
+    """Without OutputIndicesTensor the kernel takes a cheaper path (padding reads NaN or the
+    type's minimum): it must give the same bits as the indexed one."""
+    x = _x("nan", (2, 3, 7, 6), dtype)
+    if dtype == np.float32:
+        x[0, 0, :3, :3] = np.nan
+        x[1, 2, 2:, :] = -0.0
+    a = _attrs(2, dict(WindowSize=(3, 2), Strides=(2, 1), StartPadding=(2, 1),
+                       EndPadding=(1, 1)), True)
+    plain = run_against_reference("MAX_POOLING2", {"InputTensor": x}, a)["OutputTensor"]
+    indexed = run_against_reference("MAX_POOLING2", {"InputTensor": x}, a,
+                                    outputs={"OutputIndicesTensor": _indices(x.shape, a)})
+    u = f"u{x.itemsize}"
+    assert np.array_equal(np.asarray(plain).view(u), np.asarray(indexed["OutputTensor"]).view(u))

@@ -108,6 +108,13 @@ class KernelContext:
     def upcast(self, x):
         return x.astype(self.compute_type(x.dtype))
 
+    def product_operand(self, x):
+        """``x`` as an operand of a matrix product or convolution accumulating in the compute
+        type: FLOAT16 stays FLOAT16 (a product of two of them is exact in float32, so a
+        float32-accumulating product on FLOAT16 operands, which GPUs run on tensor cores,
+        is the same arithmetic as one on their float32 copies); other types are upcast."""
+        return x if np.dtype(x.dtype) == np.float16 else self.upcast(x)
+
     def out_dtype(self, name: str = "OutputTensor") -> np.dtype:
         return self.outputs[name].np_dtype
 

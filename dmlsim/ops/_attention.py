@@ -55,10 +55,15 @@ def sources(t, hq, hkv):
     return q, k, v
 
 
-def attend(t, a, hq, hkv, xp, cast):
+def attend(t, a, hq, hkv, xp, cast, operand=None):
     """(output [B, S, Hq vhs], present key [B, Hkv, P + L, hs], present value) with the
-    array module ``xp`` (jnp or np) after ``cast`` (the compute type, or float64)."""
-    q, k, v = (cast(x) for x in sources(t, hq, hkv))
+    array module ``xp`` (jnp or np) after ``cast`` (the compute type, or float64).
+    ``operand`` (KernelContext.product_operand) may keep Query and Key in FLOAT16 for the
+    first product when no bias is added to them: exact products, float32 accumulation."""
+    q, k, v = sources(t, hq, hkv)
+    keep = operand is not None and t.get("BiasTensor") is None
+    q, k = (operand(x) if keep else cast(x) for x in (q, k))
+    v = cast(v)
     if t.get("BiasTensor") is not None:
         bias = cast(t["BiasTensor"]).reshape(-1)
         nq, nk = hq * q.shape[-1], hkv * k.shape[-1]
@@ -67,7 +72,8 @@ def attend(t, a, hq, hkv, xp, cast):
         v = v + bias[nq + nk:].reshape(hkv, -1)
     q, k, v = (xp.transpose(x, (0, 2, 1, 3)) for x in (q, k, v))  # [B, heads, seq, size]
     if t.get("PastKeyTensor") is not None:
-        k = xp.concatenate([squeeze_to(cast(t["PastKeyTensor"]), 4), k], 2)
+        past = squeeze_to(t["PastKeyTensor"], 4)
+        k = xp.concatenate([past.astype(k.dtype) if keep else cast(past), k], 2)
     if t.get("PastValueTensor") is not None:
         v = xp.concatenate([squeeze_to(cast(t["PastValueTensor"]), 4), v], 2)
     present_k, present_v = k, v
@@ -75,8 +81,9 @@ def attend(t, a, hq, hkv, xp, cast):
         k, v = (xp.repeat(x, hq // hkv, axis=1) for x in (k, v))
     scale = float(np.float32(a["Scale"]))
     if xp is jnp:
+        acc = v.dtype  # the compute type
         s = jnp.einsum("bhsd,bhld->bhsl", q, k, precision=lax.Precision.HIGHEST,
-                       preferred_element_type=q.dtype) * jnp.asarray(scale, q.dtype)
+                       preferred_element_type=acc) * jnp.asarray(scale, acc)
     else:
         s = np.einsum("bhsd,bhld->bhsl", q, k) * scale
     if t.get("RelativePositionBiasTensor") is not None:

@@ -13,9 +13,11 @@ DimensionCount.
 
 Precision: FLOAT32 computes in float32 (``Precision.HIGHEST``: no TF32 or bf16 passes on
 GPUs), FLOAT16 accumulates in float32 and rounds once unless
-ALLOW_HALF_PRECISION_COMPUTATION. Tolerance (``error_bound``): a sum of n = (C / GroupCount)
-x prod(k) products in float32 is within (n + 2) u sum |x w| of the exact value (u = 2^-24),
-plus 2 u |bias| and the final rounding to the output type.
+ALLOW_HALF_PRECISION_COMPUTATION (FLOAT16 operands, whose products are exact in float32,
+feed a float32-accumulating convolution as they are: tensor cores on GPUs). Tolerance
+(``error_bound``): a sum of n = (C / GroupCount) x prod(k) products in float32 is within
+(n + 2) u sum |x w| of the exact value (u = 2^-24), plus 2 u |bias| and the final rounding
+to the output type.
 """
 import numpy as np
 
@@ -32,8 +34,8 @@ def convolution(InputTensor, FilterTensor, BiasTensor, *, Mode, Direction, Dimen
                 Strides, Dilations, StartPadding, EndPadding, OutputPadding, GroupCount, ctx):
     a = dict(zip(KEYS, (Mode, Direction, DimensionCount, Strides, Dilations, StartPadding,
                         EndPadding, OutputPadding, GroupCount)))
-    x, w = ctx.upcast(InputTensor), ctx.upcast(FilterTensor)
-    y = conv(x, w, a, accumulate=x.dtype)
+    x, w = ctx.product_operand(InputTensor), ctx.product_operand(FilterTensor)
+    y = conv(x, w, a, accumulate=ctx.compute_type(x.dtype))
     return y if BiasTensor is None else y + ctx.upcast(BiasTensor)
 
 

@@ -10,7 +10,9 @@ Where the page is silent: the batch dimensions of A and B must equal the output'
 broadcasts through strides, not Sizes); TransA/TransB other than NONE (0) and TRANSPOSE (1)
 are E_INVALIDARG. FLOAT32 computes in float32 arithmetic (``Precision.HIGHEST``: no TF32 or
 bf16 passes on GPUs); FLOAT16 accumulates in float32 and rounds once, unless
-ALLOW_HALF_PRECISION_COMPUTATION. Alpha scales the product, then Beta * C is added.
+ALLOW_HALF_PRECISION_COMPUTATION: its products are exact in float32, so the FLOAT16 operands
+go to a float32-accumulating product as they are (tensor cores on GPUs). Alpha scales the
+product, then Beta * C is added.
 
 Tolerance: a dot product of length K summed in float32 is within (K + 2) u sum_k |a_k b_k|
 of the exact value (u = 2^-24, the worst case of any summation order), plus the final
@@ -27,12 +29,13 @@ NONE, TRANSPOSE = 0, 1
 
 
 def gemm(ATensor, BTensor, CTensor, *, TransA, TransB, Alpha, Beta, ctx):
-    a, b = ctx.upcast(ATensor), ctx.upcast(BTensor)
+    a, b = ctx.product_operand(ATensor), ctx.product_operand(BTensor)
     if TransA == TRANSPOSE:
         a = jnp.swapaxes(a, -1, -2)
     if TransB == TRANSPOSE:
         b = jnp.swapaxes(b, -1, -2)
-    y = jnp.matmul(a, b, precision=lax.Precision.HIGHEST, preferred_element_type=a.dtype)
+    y = jnp.matmul(a, b, precision=lax.Precision.HIGHEST,
+                   preferred_element_type=ctx.compute_type(a.dtype))
     y = y * jnp.asarray(np.float32(Alpha), y.dtype)
     if CTensor is not None:
         y = y + jnp.asarray(np.float32(Beta), y.dtype) * ctx.upcast(CTensor)

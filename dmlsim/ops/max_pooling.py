@@ -6,58 +6,28 @@ InputTensor read as one contiguous array (batch and channel included, row-major)
 values the first in the window's row-major order wins (the pages). Padding taps never win.
 Where the pages are silent: NaN loses to every number, as HLSL's max ignores it (an all-NaN
 window gives NaN and its first index); -0.0 and +0.0 are equal, so the first is kept; a
-window holding only padding is E_INVALIDARG. Values are copied bit for bit, integers too.
+window of only padding is E_INVALIDARG. Values are copied bit for bit.
 """
-import jax.numpy as jnp
 import numpy as np
 
 from .._core import dtypes
 from .._core.registry import Example, OperatorDef, register, same_type
-from ._pooling import output_shape, reference_windows, taps, window_attrs, window_sizes
+from ._max_pool import max_pool, max_pool_reference, max_values
+from ._pooling import window_attrs, window_sizes
 
 IN, OUT, IDX = "InputTensor", "OutputTensor", "OutputIndicesTensor"
 
 
-def max_pool(x, a):
-    """(maxima, int64 flat input indices) (JAX)."""
-    best = idx = None
-    plane = np.cumprod((1,) + x.shape[::-1])[::-1][1:]  # row-major element strides
-    nc = (jnp.arange(x.shape[0]) * plane[0])[:, None] + (jnp.arange(x.shape[1]) * plane[1])
-    dil = a.get("Dilations") or (1,) * a["DimensionCount"]
-    grids = jnp.meshgrid(*[jnp.arange(o) for o in output_shape(x, a)[2:]], indexing="ij")
-    for t, v, valid in taps(x, a, 0):
-        pos = sum((g * a["Strides"][d] + t[d] * dil[d] - a["StartPadding"][d]) * plane[2 + d]
-                  for d, g in enumerate(grids))
-        here = jnp.broadcast_to(nc.reshape(nc.shape + (1,) * len(grids)) + pos, v.shape)
-        if best is None:  # the first tap: may be padding, so start from "nothing yet"
-            have = jnp.broadcast_to(valid, v.shape)
-            best, idx = v, here
-            continue
-        nan_best = jnp.isnan(best) if jnp.issubdtype(v.dtype, jnp.floating) else False
-        wins = valid & (~have | (v > best) | (nan_best & (v == v)))
-        best, idx = jnp.where(wins, v, best), jnp.where(wins, here, idx)
-        have = have | valid
-    return best, idx.astype(jnp.int64)
-
-
-def max_pool_reference(x, a):
-    x = np.asarray(x)
-    shape = output_shape(x, a)
-    y, ind = np.zeros(shape, x.dtype), np.zeros(shape, np.int64)
-    for o, items, _ in reference_windows(x, a):
-        numbers = [(i, v) for i, v in items if v == v]  # NaN loses to every number
-        if numbers:
-            top = max(v for _, v in numbers)
-            first = next(i for i, v in numbers if v == top)  # -0.0 == +0.0: the first
-        else:
-            first = items[0][0]
-        y[o], ind[o] = x.reshape(-1)[first], first
-    return y, ind
-
-
 def max_pooling(InputTensor, *, DimensionCount, Strides, WindowSize, StartPadding, EndPadding,
                 ctx):
-    return max_pool(InputTensor, window_attrs(locals()))[0]
+    return max_values(InputTensor, window_attrs(locals()))
+
+
+def _indexed(x, a, ctx):
+    """(maxima, indices), or the maxima alone when OutputIndicesTensor is not in the desc."""
+    if ctx.outputs.get(IDX) is None:
+        return max_values(x, a), None
+    return max_pool(x, a)
 
 
 def max_pooling_reference(InputTensor, *, DimensionCount, Strides, WindowSize, StartPadding,
@@ -67,7 +37,7 @@ def max_pooling_reference(InputTensor, *, DimensionCount, Strides, WindowSize, S
 
 def max_pooling1(InputTensor, *, DimensionCount, Strides, WindowSize, StartPadding, EndPadding,
                  ctx):
-    return max_pool(InputTensor, window_attrs(locals()))
+    return _indexed(InputTensor, window_attrs(locals()), ctx)
 
 
 def max_pooling1_reference(InputTensor, *, DimensionCount, Strides, WindowSize, StartPadding,
@@ -77,7 +47,7 @@ def max_pooling1_reference(InputTensor, *, DimensionCount, Strides, WindowSize, 
 
 def max_pooling2(InputTensor, *, DimensionCount, Strides, WindowSize, StartPadding, EndPadding,
                  Dilations, ctx):
-    return max_pool(InputTensor, window_attrs(locals(), Dilations=Dilations))
+    return _indexed(InputTensor, window_attrs(locals(), Dilations=Dilations), ctx)
 
 
 def max_pooling2_reference(InputTensor, *, DimensionCount, Strides, WindowSize, StartPadding,

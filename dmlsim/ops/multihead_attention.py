@@ -27,7 +27,7 @@ U = 2.0 ** -24
 
 
 def _run(ins, a, hq, hkv, ctx):
-    o, k, v = attend(dict(zip(IN, ins)), a, hq, hkv, jnp, ctx.upcast)
+    o, k, v = attend(dict(zip(IN, ins)), a, hq, hkv, jnp, ctx.upcast, ctx.product_operand)
     return tuple(x.reshape(ctx.outputs[f].sizes) if ctx.outputs.get(f) is not None else x
                  for x, f in ((o, OUT), (k, PK), (v, PV)))
 

@@ -1,0 +1,62 @@
+"""The maxima of MAX_POOLING(1, 2) (``max_pooling`` states the rules): with their flat input
+indices (first of equals wins, NaN loses, padding never wins), the maxima alone (cheaper:
+no index tracked), and the float64 reference walking every window."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from ._pooling import output_shape, reference_windows, taps
+
+
+def max_pool(x, a):
+    """(maxima, int64 flat input indices) (JAX)."""
+    best = idx = None
+    plane = np.cumprod((1,) + x.shape[::-1])[::-1][1:]  # row-major element strides
+    nc = (jnp.arange(x.shape[0]) * plane[0])[:, None] + (jnp.arange(x.shape[1]) * plane[1])
+    dil = a.get("Dilations") or (1,) * a["DimensionCount"]
+    grids = jnp.meshgrid(*[jnp.arange(o) for o in output_shape(x, a)[2:]], indexing="ij")
+    for t, v, valid in taps(x, a, 0):
+        pos = sum((g * a["Strides"][d] + t[d] * dil[d] - a["StartPadding"][d]) * plane[2 + d]
+                  for d, g in enumerate(grids))
+        here = jnp.broadcast_to(nc.reshape(nc.shape + (1,) * len(grids)) + pos, v.shape)
+        if best is None:  # the first tap: may be padding, so start from "nothing yet"
+            have = jnp.broadcast_to(valid, v.shape)
+            best, idx = v, here
+            continue
+        nan_best = jnp.isnan(best) if jnp.issubdtype(v.dtype, jnp.floating) else False
+        wins = valid & (~have | (v > best) | (nan_best & (v == v)))
+        best, idx = jnp.where(wins, v, best), jnp.where(wins, here, idx)
+        have = have | valid
+    return best, idx.astype(jnp.int64)
+
+
+def max_values(x, a):
+    """The maxima alone (JAX): padding taps read NaN (floats) or the type's minimum, which
+    never win over an element, so no index or validity is tracked."""
+    floating = jnp.issubdtype(x.dtype, jnp.floating)
+    fill = np.nan if floating else np.iinfo(x.dtype).min
+    best = None
+    for _, v, _ in taps(x, a, fill):
+        if best is None:
+            best = v
+        elif floating:
+            best = jnp.where((v > best) | (jnp.isnan(best) & (v == v)), v, best)
+        else:
+            best = jnp.maximum(best, v)
+    return best
+
+
+def max_pool_reference(x, a):
+    x = np.asarray(x)
+    shape = output_shape(x, a)
+    y, ind = np.zeros(shape, x.dtype), np.zeros(shape, np.int64)
+    for o, items, _ in reference_windows(x, a):
+        numbers = [(i, v) for i, v in items if v == v]  # NaN loses to every number
+        if numbers:
+            top = max(v for _, v in numbers)
+            first = next(i for i, v in numbers if v == top)  # -0.0 == +0.0: the first
+        else:
+            first = items[0][0]
+        y[o], ind[o] = x.reshape(-1)[first], first
+    return y, ind
