@@ -68,11 +68,12 @@ def mha_case(s, heads=16, hs=64, dtype=np.float16):
                              Scale=1 / hs ** 0.5, MaskFilterValue=-10000.0, HeadCount=heads,
                              MaskType=0)
 
-    def raw(q, k, v):
-        q, k, v = (x.astype(jnp.float32).reshape(1, s, heads, hs).transpose(0, 2, 1, 3)
-                   for x in (q, k, v))
-        p = jax.nn.softmax(jnp.einsum("bhsd,bhld->bhsl", q, k, precision=HI) / hs ** 0.5, -1)
-        o = jnp.einsum("bhsl,bhld->bhsd", p, v, precision=HI)
+    def raw(q, k, v):  # FLOAT16 operands, float32 accumulation and softmax, as dmlsim
+        q, k, v = (x.reshape(1, s, heads, hs).transpose(0, 2, 1, 3) for x in (q, k, v))
+        scores = jnp.einsum("bhsd,bhld->bhsl", q, k, precision=HI,
+                            preferred_element_type=jnp.float32)
+        p = jax.nn.softmax(scores / hs ** 0.5, -1)
+        o = jnp.einsum("bhsl,bhld->bhsd", p, v.astype(jnp.float32), precision=HI)
         return o.transpose(0, 2, 1, 3).reshape(shape).astype(dtype)
     return desc, [shape, shape, shape] + [None] * 8, raw, 4.0 * heads * s * s * hs
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import zlib
 
+import jax
 import numpy as np
 import pytest
 
@@ -77,9 +78,12 @@ def test_fused_activation_and_nhwc_input_through_strides():
     assert (np.asarray(got["OutputTensor"]) < 0).any()  # LEAKY_RELU keeps negatives, scaled
 
 
-def test_float32_convolution_keeps_bits_a_tf32_pass_drops():
-    """Inputs 1 + j 2^-12 and a filter of ones: float32 sums them exactly; TF32 rounds each to
-    1 or 1 + 2^-10 first (see tests/test_precision.py)."""
+def test_float32_convolution_is_far_from_a_tf32_pass():
+    """Inputs 1 + j 2^-12 and a filter of ones, 576 terms per output: in float32 every partial
+    sum is exact, but a GPU's convolution algorithm may transform the data (Winograd), so
+    dmlsim's result must be within 2^-10 (16 float32 ULP at 576) of the exact sums. A TF32
+    pass rounds each input to 1 or 1 + 2^-10 first, an error of about 0.1 here; on a GPU
+    the test checks that JAX's default precision shows it, so the bound would catch TF32."""
     rng = np.random.default_rng(11)
     x = (1 + rng.integers(0, 4, (1, 64, 8, 8)) * 2.0 ** -12).astype(np.float32)
     w = np.ones((8, 64, 3, 3), np.float32)
@@ -89,7 +93,11 @@ def test_float32_convolution_keeps_bits_a_tf32_pass_drops():
     for i in range(3):
         for j in range(3):
             sums += x[0, :, i:i + 6, j:j + 6].astype(np.float64).sum(axis=0)
-    assert np.array_equal(got[0, 0], sums) and np.array_equal(got[0, 7], sums)
+    assert np.abs(got[0] - sums).max() <= 2.0 ** -10
+    if jax.devices()[0].platform == "gpu":
+        raw = np.asarray(jax.jit(lambda a, b: jax.lax.conv_general_dilated(
+            a, b, (1, 1), "VALID"))(x, w)).astype(np.float64)
+        assert np.abs(raw[0] - sums).max() > 2.0 ** -10, "the default precision was as exact"
 
 
 BAD = [
