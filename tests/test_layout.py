@@ -82,7 +82,8 @@ CORE_LAYERS = (
     ("commands", "layout"),
     ("binding",),
     ("dml",),
-    ("listcompile",),
+    ("graph_rules",),
+    ("graph", "listcompile"),
     ("queue",),
 )
 LAYER_OF = {m: i for i, layer in enumerate(CORE_LAYERS) for m in layer}

@@ -9,14 +9,16 @@ import functools
 from .._core import binding as B, config, dtypes, registry
 from .._core import dml as core
 from .._core.hresult import (DXGI_ERROR_DEVICE_REMOVED, DXGI_ERROR_UNSUPPORTED, E_INVALIDARG,
-                             E_NOTIMPL, HResultError, S_OK, fail)
+                             HResultError, S_OK, fail)
 from .._core.resources import heap_of
 from .._core.validation import support_block
 from .._debug import install
 from .._schema import structs_generated as S
 from .._schema.d3d12_enums import D3D12_COMMAND_LIST_TYPE, D3D12_DESCRIPTOR_HEAP_TYPE
 from .._schema.operators_generated import OPERATORS
+from .._core.graph import CompiledGraph
 from .com import NamedObject, adopt, seq_arg
+from .graph import graph_spec
 
 _DISPATCH_LISTS = (D3D12_COMMAND_LIST_TYPE.D3D12_COMMAND_LIST_TYPE_DIRECT,
                    D3D12_COMMAND_LIST_TYPE.D3D12_COMMAND_LIST_TYPE_COMPUTE)
@@ -372,9 +374,16 @@ class IDMLDevice(IDMLObject):
 
 
 class IDMLDevice1(IDMLDevice):
+    @_reported
     def CompileGraph(self, desc: Any, flags: int = 0) -> IDMLCompiledOperator:
-        fail(E_NOTIMPL, "IDMLDevice1::CompileGraph: not implemented in dmlsim yet (planned with "
-                        "the dmlx graph builder)")
+        """One compiled operator for a whole DAG of operators (and, from FL 6_2, constant data):
+        ``_core/graph.py``; every graph rule broken answers E_INVALIDARG saying which."""
+        self._alive("IDMLDevice1::CompileGraph")
+        if int(flags) & ~0x7:
+            fail(E_INVALIDARG, f"IDMLDevice1::CompileGraph: flags 0x{int(flags):X} has bits that "
+                               "are not DML_EXECUTION_FLAGS")
+        g = graph_spec(self, desc, IDMLOperator)
+        return self._adopt(IDMLCompiledOperator(self, CompiledGraph(self._core, g, int(flags))))
 
 
 class IDMLDebugDevice(IDMLObject):

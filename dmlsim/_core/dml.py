@@ -138,6 +138,11 @@ class Dispatchable:
     def execute(self, descs, ctx) -> None:
         raise NotImplementedError
 
+    def kernel_with_seal(self, seal):
+        """The traced function of one execution inside a whole-list program; ``seal`` is the
+        program's runtime zero (a compiled graph seals its own nodes with it)."""
+        return self.kernel_call
+
 
 class CompiledOperator(Dispatchable):
     kind = "compiled operator"
@@ -235,28 +240,34 @@ class CompiledOperator(Dispatchable):
         if not self.initialized:
             raise ExecutionFault(f"{self.spec.name}: the compiled operator was executed before "
                                  "an operator initializer initialized it")
-        last = self.last_binding  # descriptors usually repeat: skip re-deriving the layout
-        if last is not None and last[0] == descs:
-            _, memories, fn, written = last
-        else:
-            memories, index = [], {}
+        run_program(self, descs, ctx)
 
-            def slot(desc, offset_extra, spec):
-                mem = desc.buffer.memory
-                j = index.get(id(mem))
-                if j is None:
-                    j = index[id(mem)] = len(memories)
-                    memories.append(mem)
-                return (j, desc.offset + offset_extra, spec)
 
-            views_in, views_out = self.views(descs, slot)
-            fn, written = self.program(memories, views_in, views_out)
-            self.last_binding = (list(descs), memories, fn, written)
-        results = fn(*[m.array for m in memories])
-        touched = ctx.touched
-        for j, arr in zip(written, results):
-            memories[j].array = arr
-            touched.add(memories[j])
+def run_program(d, descs, ctx) -> None:
+    """Execute compilable ``d`` (a compiled operator or graph) with the descriptors ``descs``:
+    its program for this binding layout, on the bound buffers' storages."""
+    last = d.last_binding  # descriptors usually repeat: skip re-deriving the layout
+    if last is not None and last[0] == descs:
+        _, memories, fn, written = last
+    else:
+        memories, index = [], {}
+
+        def slot(desc, offset_extra, spec):
+            mem = desc.buffer.memory
+            j = index.get(id(mem))
+            if j is None:
+                j = index[id(mem)] = len(memories)
+                memories.append(mem)
+            return (j, desc.offset + offset_extra, spec)
+
+        views_in, views_out = d.views(descs, slot)
+        fn, written = d.program(memories, views_in, views_out)
+        d.last_binding = (list(descs), memories, fn, written)
+    results = fn(*[m.array for m in memories])
+    touched = ctx.touched
+    for j, arr in zip(written, results):
+        memories[j].array = arr
+        touched.add(memories[j])
 
 
 def _check_size(name, s, desc):

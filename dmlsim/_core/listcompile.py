@@ -332,7 +332,7 @@ def _jit(steps, n_mems, written):
         for step in steps:
             kind = step[0]
             if kind == DISPATCH:
-                apply_dispatch(cur, step[1].kernel_call, step[2], step[3], seal=zero)
+                apply_dispatch(cur, step[1].kernel_with_seal(zero), step[2], step[3], seal=zero)
             elif kind == COPY:
                 _, j, dst_at, s, src_at, n, k = step
                 u = UNSIGNED_OF_SIZE[k]

@@ -15,6 +15,7 @@ from .._core import config, dtypes
 from .._schema.operators_generated import DESC_STRUCTS, OPERATORS
 
 _STATE: dict = {}
+_DEVICES: dict = {}  # id(IDMLDevice) -> the state execute uses with it
 
 
 def tensor_desc(array_or_dtype, sizes=None, strides=None, flags=0, total_bytes=None):
@@ -166,12 +167,34 @@ def run(op_desc, *arrays, flags: int = 0):
     None for absent optional tensors) and return the outputs as NumPy arrays (a list, or
     the single array when the operator has one output)."""
     st = _device()
-    d3d, dev = st["d3d"], st["dml"]
-    op = dev.CreateOperator(op_desc)
-    compiled = dev.CompileOperator(op, flags)
+    op = st["dml"].CreateOperator(op_desc)
+    compiled = st["dml"].CompileOperator(op, flags)
     ins, outs = slots(op_desc, "inputs"), slots(op_desc, "outputs")
     if len(arrays) != len(ins):
         raise TypeError(f"run: the operator takes {len(ins)} input arrays, got {len(arrays)}")
+    results = execute(st, compiled, ins, outs, arrays)
+    return results[0] if len(results) == 1 else results
+
+
+def device_state(dml_device):
+    """The queue, fence and D3D12 device ``execute`` uses with an IDMLDevice of the caller's
+    (one set per device, kept for the device's lifetime)."""
+    st = _DEVICES.get(id(dml_device))
+    if st is None or st["dml"] is not dml_device:
+        d3d = dml_device.GetParentDevice()
+        st = _DEVICES[id(dml_device)] = {
+            "d3d": d3d, "dml": dml_device,
+            "queue": d3d.CreateCommandQueue(dml.D3D12_COMMAND_QUEUE_DESC(
+                dml.D3D12_COMMAND_LIST_TYPE_DIRECT)),
+            "fence": d3d.CreateFence(0, 0), "value": 0}
+    return st
+
+
+def execute(st, compiled, ins, outs, arrays) -> list:
+    """Initialize ``compiled`` (an IDMLCompiledOperator: an operator or a graph), upload
+    ``arrays`` (one per input slot of ``ins``: (field, index, _Tensor or None)), execute and
+    read back every output slot of ``outs``, through the faithful API on ``st``'s device."""
+    d3d, dev = st["d3d"], st["dml"]
     init = dev.CreateOperatorInitializer([compiled])
     props_i, props_e = init.GetBindingProperties(), compiled.GetBindingProperties()
     count = max(props_i.RequiredDescriptorCount, props_e.RequiredDescriptorCount)
@@ -268,4 +291,4 @@ def run(op_desc, *arrays, flags: int = 0):
             raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype)
         results.append(flat[_physical_index(t)].copy())
         rb.Unmap(0, None)
-    return results[0] if len(results) == 1 else results
+    return results

@@ -1,0 +1,212 @@
+"""IDMLDevice1::CompileGraph: a DAG of compiled operators (and constant data) as one
+dispatchable and one XLA program.
+
+The API layer hands over plain tuples (``GraphSpec``); this module checks every rule of
+DML_GRAPH_DESC (``graph_rules``) and builds a :class:`CompiledGraph`:
+
+- binding layout: one input slot per graph input (GraphInputIndex order), bound NONE when
+  OWNED_BY_DML (stored in the persistent resource by the initializer) or unused; one output
+  slot per graph output; the persistent resource holds the OWNED_BY_DML graph inputs and the
+  nodes' own persistent data; no temporary resource (intermediates are values in the program).
+- execution: the nodes run in a topological order inside one traced function. Each node's
+  result is rounded to its output tensor's type and sealed (``views.sealed``), as a stored
+  dispatch would be, so fusion across nodes cannot change the arithmetic. An edge whose two
+  ends describe the tensor differently (dimension counts, types, strides: the page allows it
+  when TotalTensorSizeInBytes matches) passes through a flat byte storage: the consumer reads
+  the producer's bytes with its own desc.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import views
+from .commands import ExecutionFault
+from .dml import EXEC_VOLATILE, CompiledOperator, Dispatchable, run_program
+from .graph_rules import GraphSpec, check_graph, node_label
+from .layout import OPTIONAL, REQUIRED, BindingLayout, Slot, align_up
+from .memory import convert
+
+_IDS = itertools.count()
+
+
+@dataclass(frozen=True)
+class Read:
+    """A node input fed by a graph input: the graph input, the node, the slot, its desc."""
+    graph_input: int
+    node: int
+    slot: int
+    spec: object
+
+
+class CompiledGraph(Dispatchable):
+    kind = "compiled graph"
+    compilable = True
+
+    def __init__(self, device, g: GraphSpec, flags: int):
+        super().__init__(device)
+        self.flags = flags
+        plan = check_graph(device, g, Read)
+        self.order, self.sources, self.reads = plan.order, plan.sources, plan.reads
+        self.outputs_from = plan.outputs
+        self.nodes = [CompiledOperator(n.op, flags) if n.op is not None else None
+                      for n in g.nodes]
+        self.constants = {k: n.data for k, n in enumerate(g.nodes) if n.op is None}
+        self.node_labels = [node_label(g, k) for k in range(len(g.nodes))]
+        self._id = next(_IDS)
+        self.layout = self._layout(g)
+        self.programs: dict = {}
+        self.last_binding = None
+
+    # ---- layout ------------------------------------------------------------------------
+    def _layout(self, g: GraphSpec) -> BindingLayout:
+        inputs, off = [], 0
+        for gi in range(g.input_count):
+            reads = [r for r in self.reads if r.graph_input == gi]
+            label = f"input {gi} (graph input {gi})"
+            if not reads:
+                inputs.append(Slot(label, f"graph input {gi}", rule=OPTIONAL))
+                continue
+            spec = reads[0].spec
+            if spec.owned_by_dml:
+                inputs.append(Slot(label, f"graph input {gi}", None, spec, "forbidden",
+                                   "the nodes read it with DML_TENSOR_FLAG_OWNED_BY_DML, so it "
+                                   "is bound only to the operator initializer; bind NONE for "
+                                   "execution", owned=True, need=spec.total_bytes,
+                                   align=spec.offset_alignment, persistent_at=off, stored=spec))
+                off += align_up(spec.total_bytes)
+            else:
+                inputs.append(Slot(label, f"graph input {gi}", None, spec, REQUIRED,
+                                   need=spec.total_bytes, align=spec.offset_alignment))
+        outputs = []
+        for go, (k, o) in enumerate(self.outputs_from):
+            spec = self.nodes[k].out_slots[o][2]
+            outputs.append(Slot(f"output {go} (graph output {go})", f"graph output {go}", None,
+                                spec, REQUIRED, need=spec.total_bytes,
+                                align=spec.offset_alignment))
+        self.node_persistent = {}
+        for k, node in enumerate(self.nodes):
+            extra = node.layout.persistent_size - sum(
+                align_up(s.stored.total_bytes) for s in node.layout.inputs if s.owned) \
+                if node is not None else 0
+            if extra > 0:
+                self.node_persistent[k] = off
+                off += align_up(extra)
+        return BindingLayout("compiled graph", f"the compiled graph ({len(self.nodes)} nodes)",
+                             tuple(inputs), tuple(outputs), persistent_size=off)
+
+    @property
+    def volatile(self) -> bool:
+        return bool(self.flags & EXEC_VOLATILE)
+
+    @property
+    def signature(self):
+        return ("graph", self._id)
+
+    # ---- execution -----------------------------------------------------------------------
+    def views(self, descs, slot):
+        lay = self.layout
+        ins, outs, _, persistent = lay.split(descs)
+        views_in = []
+        for r in self.reads:
+            s, desc = lay.inputs[r.graph_input], ins[r.graph_input]
+            if s.owned:
+                if persistent is None:
+                    raise ExecutionFault(f"{lay.name}: {s.label} is OWNED_BY_DML but no "
+                                         "persistent resource is bound")
+                views_in.append(slot(persistent, s.persistent_at, r.spec))
+            elif desc is None:
+                raise ExecutionFault(f"{lay.name}: {s.label} is not bound")
+            else:
+                views_in.append(slot(desc, 0, r.spec))
+        views_out = []
+        for s, desc in zip(lay.outputs, outs):
+            if desc is None:
+                raise ExecutionFault(f"{lay.name}: {s.label} is not bound")
+            views_out.append(slot(desc, 0, s.spec))
+        return views_in, views_out
+
+    def kernel_with_seal(self, seal):
+        return lambda inputs: self.run_nodes(inputs, seal)
+
+    def kernel_call(self, inputs):
+        return self.run_nodes(inputs, None)
+
+    def run_nodes(self, read_values, seal):
+        """Every node in topological order; returns the graph outputs' values."""
+        produced = {}
+        for k in self.order:
+            node = self.nodes[k]
+            if node is None:
+                continue
+            ins = []
+            for i, (_, _, spec) in enumerate(node.in_slots):
+                src = self.sources.get((k, i))
+                if src is None or spec is None:
+                    ins.append(None)
+                elif src[0] == "input":
+                    ins.append(read_values[src[1]])
+                elif src[0] == "node":
+                    ins.append(_reinterpret(produced[src[1:]], self._out_spec(*src[1:]), spec))
+                else:
+                    ins.append(_constant(self.constants[src[1]], spec))
+            outs = node.kernel_call(ins)
+            for o, ((_, _, spec), value) in enumerate(zip(node.out_slots, outs)):
+                if spec is None or value is None:
+                    continue
+                value = jnp.asarray(value)
+                if value.dtype != spec.np_dtype:
+                    value = value.astype(spec.np_dtype)
+                if value.shape != spec.sizes:
+                    value = jnp.broadcast_to(value, spec.sizes)
+                produced[(k, o)] = views.sealed(value, seal) if seal is not None else value
+        return [produced[(k, o)] for k, o in self.outputs_from]
+
+    def _out_spec(self, k, o):
+        return self.nodes[k].out_slots[o][2]
+
+    def program(self, memories, views_in, views_out):
+        key = (tuple((m.array.dtype, m.array.shape[0]) for m in memories),
+               tuple(None if v is None else v[:2] for v in views_in),
+               tuple(None if v is None else v[:2] for v in views_out))
+        prog = self.programs.get(key)
+        if prog is None:
+            def run(*args):
+                storages, zero = args[:-1], args[-1]
+                reps = [s.dtype for s in storages]
+                cur = list(storages)
+                views.apply_dispatch(cur, self.kernel_with_seal(zero), views_in, views_out)
+                return tuple(convert(cur[j], reps[j]) for j in written)
+            written = tuple(sorted({v[0] for v in views_out if v is not None}))
+            jitted = jax.jit(run, donate_argnums=written)
+            device = next(iter(memories[0].array.devices()))
+            zero = jax.device_put(np.zeros((), np.uint32), device)
+            prog = self.programs[key] = (lambda *arrays: jitted(*arrays, zero), written)
+        return prog
+
+    def execute(self, descs, ctx) -> None:
+        if not self.initialized:
+            raise ExecutionFault(f"{self.layout.name}: the compiled graph was executed before "
+                                 "an operator initializer initialized it")
+        run_program(self, descs, ctx)
+
+
+def _reinterpret(value, src_spec, dst_spec):
+    """``value`` (as ``src_spec`` describes it) read back with ``dst_spec``'s desc."""
+    if src_spec.sizes == dst_spec.sizes and src_spec.data_type == dst_spec.data_type and \
+            src_spec.element_strides == dst_spec.element_strides:
+        return value
+    n = max(src_spec.total_bytes, dst_spec.total_bytes)
+    storage = jnp.zeros((n + 7) // 8 * 8, jnp.uint8)
+    storage = views.write_view(storage, src_spec, 0, value)
+    return views.read_view(storage, dst_spec, 0)
+
+
+def _constant(data: bytes, spec):
+    buf = np.zeros(max(spec.total_bytes, len(data)) + 8, np.uint8)
+    buf[:len(data)] = np.frombuffer(data, np.uint8)
+    return views.read_view(jnp.asarray(buf), spec, 0)
