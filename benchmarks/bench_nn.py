@@ -50,7 +50,7 @@ def gemm_case(n, dtype):
 
 def conv_case(n, c, m, hw, k, groups, pad):
     x, w = (n, c, hw, hw), (m, c // groups, k, k)
-    attrs = dict(Mode=0, Direction=0, DimensionCount=2, Strides=(1, 1), Dilations=(1, 1),
+    attrs = dict(Mode=1, Direction=0, DimensionCount=2, Strides=(1, 1), Dilations=(1, 1),
                  StartPadding=(pad, pad), EndPadding=(pad, pad), OutputPadding=(0, 0),
                  GroupCount=groups)
     desc = dml.operator_desc("CONVOLUTION", InputTensor=_t(x), FilterTensor=_t(w),

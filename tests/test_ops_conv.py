@@ -25,7 +25,7 @@ GEOMETRIES = [
     ("groups 2", (1, 4, 6, 6), (6, 2, 3, 3), dict(GroupCount=2)),
     ("depthwise", (2, 5, 6, 7), (5, 1, 3, 3), dict(GroupCount=5, StartPadding=(1, 1),
                                                   EndPadding=(1, 1))),
-    ("CONVOLUTION mode", (1, 2, 5, 6), (3, 2, 2, 3), dict(Mode=1)),
+    ("CONVOLUTION mode", (1, 2, 5, 6), (3, 2, 2, 3), dict(Mode=0)),
     ("1-D", (2, 3, 17), (4, 3, 5), dict(Strides=(3,), StartPadding=(2,))),
     ("3-D", (1, 2, 5, 4, 6), (3, 2, 2, 3, 2), dict(StartPadding=(1, 0, 1),
                                                    EndPadding=(0, 1, 1))),
@@ -35,13 +35,13 @@ GEOMETRIES = [
      dict(Direction=1, Strides=(2, 3), Dilations=(2, 1), StartPadding=(1, 2),
           EndPadding=(2, 0))),
     ("BACKWARD groups, CONVOLUTION", (1, 4, 3, 3), (4, 3, 2, 2),
-     dict(Direction=1, Mode=1, GroupCount=2, Strides=(2, 1), OutputPadding=(1, 0))),
+     dict(Direction=1, Mode=0, GroupCount=2, Strides=(2, 1), OutputPadding=(1, 0))),
     ("BACKWARD 1-D", (1, 2, 6), (2, 2, 4), dict(Direction=1, Strides=(3,), StartPadding=(1,))),
 ]
 
 
 def _attrs(nd, extra):
-    a = {"Mode": 0, "Direction": 0, "DimensionCount": nd, "Strides": (1,) * nd,
+    a = {"Mode": 1, "Direction": 0, "DimensionCount": nd, "Strides": (1,) * nd,
          "Dilations": (1,) * nd, "StartPadding": (0,) * nd, "EndPadding": (0,) * nd,
          "OutputPadding": (0,) * nd, "GroupCount": 1}
     a.update(extra)
@@ -108,8 +108,8 @@ BAD = [
     (dict(GroupCount=2), "GroupCount is 2; it must be at least 1 and divide the input channel "
      "count 3"),
     (dict(Strides=(1, 0)), "Strides[1] is 0; it must be at least 1"),
-    (dict(Mode=2), "Mode is 2, which is not a DML_CONVOLUTION_MODE (0 CROSS_CORRELATION, 1 "
-     "CONVOLUTION)"),
+    (dict(Mode=2), "Mode is 2, which is not a DML_CONVOLUTION_MODE (0 CONVOLUTION, 1 "
+     "CROSS_CORRELATION)"),
     (dict(Direction=5), "Direction is 5, which is not a DML_CONVOLUTION_DIRECTION (0 FORWARD, 1 "
      "BACKWARD)"),
     (dict(StartPadding=(0, 0, 0)), "DimensionCount is 2 but StartPadding has 3 entries"),
@@ -149,3 +149,14 @@ def test_wrong_filter_bias_and_output_sizes():
         with pytest.raises(dml.HResultError) as info:
             dev.CreateOperator(desc)
         assert info.value.message == f"DML_OPERATOR_CONVOLUTION: {message}"
+
+
+@pytest.mark.parametrize("mode,want", [("CROSS_CORRELATION", [21, 32]), ("CONVOLUTION", [12, 23])])
+def test_the_public_mode_constants_pick_the_orientation(mode, want):
+    """DML_CONVOLUTION_MODE_CONVOLUTION is 0 and flips the filter; CROSS_CORRELATION (1) uses
+    it as given: x = [1, 2, 3], w = [1, 10]."""
+    x, w = np.float32([[[1, 2, 3]]]), np.float32([[[1, 10]]])
+    a = _attrs(1, {"Mode": getattr(dml, "DML_CONVOLUTION_MODE_" + mode)})
+    got = dml.run(dml.operator_desc("CONVOLUTION", InputTensor=x, FilterTensor=w, **a), x, w,
+                  None)
+    assert got.ravel().tolist() == want

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from .._core.registry import Sizes
 
-CROSS_CORRELATION, CONVOLUTION = 0, 1
+CONVOLUTION, CROSS_CORRELATION = 0, 1  # DML_CONVOLUTION_MODE's values
 FORWARD, BACKWARD = 0, 1
 ARRAYS = ("Strides", "Dilations", "StartPadding", "EndPadding", "OutputPadding")
 
@@ -60,7 +60,7 @@ def check_geometry(spec, check, x_field="InputTensor", w_field="FilterTensor"):
                 check.fail(f"{f}[{i}] is {v}; it must be at least 1")
     if a["Mode"] not in (CROSS_CORRELATION, CONVOLUTION):
         check.fail(f"Mode is {a['Mode']}, which is not a DML_CONVOLUTION_MODE (0 "
-                   "CROSS_CORRELATION, 1 CONVOLUTION)")
+                   "CONVOLUTION, 1 CROSS_CORRELATION)")
     if a["Direction"] not in (FORWARD, BACKWARD):
         check.fail(f"Direction is {a['Direction']}, which is not a DML_CONVOLUTION_DIRECTION "
                    "(0 FORWARD, 1 BACKWARD)")

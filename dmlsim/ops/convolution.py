@@ -22,7 +22,7 @@ to the output type.
 import numpy as np
 
 from .._core.registry import Example, OperatorDef, register, same_type
-from ._conv import BACKWARD, CONVOLUTION, output_sizes
+from ._conv import BACKWARD, CONVOLUTION, CROSS_CORRELATION, output_sizes
 from ._conv_math import conv, conv_reference
 
 IN, W, B, OUT = "InputTensor", "FilterTensor", "BiasTensor", "OutputTensor"
@@ -70,8 +70,8 @@ def same_dimension_count(spec, check):
 
 
 def _attrs(nd=2, **kw):
-    a = {"Mode": 0, "Direction": 0, "DimensionCount": nd, "Strides": (1,) * nd,
-         "Dilations": (1,) * nd, "StartPadding": (0,) * nd, "EndPadding": (0,) * nd,
+    a = {"Mode": CROSS_CORRELATION, "Direction": 0, "DimensionCount": nd,
+         "Strides": (1,) * nd, "Dilations": (1,) * nd, "StartPadding": (0,) * nd, "EndPadding": (0,) * nd,
          "OutputPadding": (0,) * nd, "GroupCount": 1}
     a.update(kw)
     return a
