@@ -17,7 +17,7 @@ from ._core import config as _config
 _config.enable_x64()
 
 from ._api.public import *  # noqa: E402,F401,F403
-from ._pythonic.run import run, tensor_desc, operator_desc  # noqa: E402,F401
+from ._pythonic.run import run, run_compiled, tensor_desc, operator_desc  # noqa: E402,F401
 from ._pythonic.trace import trace, Trace, TraceEvent  # noqa: E402,F401
 from ._pythonic import reprs as _reprs  # noqa: E402,F401  (attaches notebook reprs)
 

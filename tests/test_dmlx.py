@@ -260,3 +260,16 @@ def test_signature_defaults_and_generic_functions(device):
     np.testing.assert_allclose(e.ravel(), np.where(xv < 0, np.expm1(xv.astype(np.float64)),
                                                    xv).ravel(), rtol=1e-6, atol=1e-7)
     assert q.dtype == np.uint8 and q.ravel().tolist() == [0, 1, 1, 0]
+
+
+def test_the_small_cnn_example_agrees_with_its_reference(capsys):
+    """examples/small_cnn.py: raw CompileGraph and dmlx, FLOAT32/FLOAT16, NCHW/NHWC, within
+    its tolerances of the float64 reference and bit-identical to each other."""
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "small_cnn.py"
+    spec = importlib.util.spec_from_file_location("small_cnn", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main()
+    assert capsys.readouterr().out.count(" ok") == 8

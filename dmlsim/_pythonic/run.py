@@ -190,6 +190,22 @@ def device_state(dml_device):
     return st
 
 
+def run_compiled(compiled, input_descs, output_descs, arrays, device=None) -> list:
+    """Initialize and execute ``compiled`` (an IDMLCompiledOperator from CompileOperator or
+    CompileGraph) on NumPy ``arrays``, one per entry of ``input_descs`` (the DML_TENSOR_DESC
+    of each input binding: graph inputs in GraphInputIndex order, None where nothing is
+    bound); OWNED_BY_DML ones are bound at initialization. Returns one NumPy array per entry
+    of ``output_descs``. ``device``: the IDMLDevice that compiled it (default: dmlsim.run's)."""
+    st = _device() if device is None else device_state(device)
+    ins = [(f"input {i}", None, None if d is None else _Tensor(d))
+           for i, d in enumerate(input_descs)]
+    outs = [(f"output {i}", None, None if d is None else _Tensor(d))
+            for i, d in enumerate(output_descs)]
+    if len(arrays) != len(ins):
+        raise TypeError(f"run_compiled: {len(ins)} input descs but {len(arrays)} arrays")
+    return execute(st, compiled, ins, outs, arrays)
+
+
 def execute(st, compiled, ins, outs, arrays) -> list:
     """Initialize ``compiled`` (an IDMLCompiledOperator: an operator or a graph), upload
     ``arrays`` (one per input slot of ``ins``: (field, index, _Tensor or None)), execute and
