@@ -39,7 +39,7 @@ def _info(args) -> int:
 
 def _dispatch(args) -> int:
     from ._pythonic.dxdispatch import load, run_model
-    run_model(load(args.model))
+    run_model(load(args.model), output_dir=args.output_path)
     return 0
 
 
@@ -60,6 +60,8 @@ def main(argv=None) -> int:
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("dispatch", help="run a DxDispatch JSON model")
     d.add_argument("model")
+    d.add_argument("-o", "--output-path", default=".",
+                   help="folder that writeFile targets are relative to (default: .)")
     d.set_defaults(fn=_dispatch)
     o = sub.add_parser("ops", help="list DML_OPERATOR_TYPEs with feature level and support")
     o.add_argument("--implemented", action="store_true", help="only operators dmlsim implements")
@@ -74,9 +76,16 @@ def main(argv=None) -> int:
     try:
         return args.fn(args)
     except Exception as e:  # a clear one-line error for the command line
+        import jsonschema
         from ._core.hresult import HResultError
-        if isinstance(e, HResultError):
+        from ._pythonic.dxdispatch_parse import ModelError
+        if isinstance(e, (HResultError, ModelError)):
             print(f"dmlsim {args.command}: {e}", file=sys.stderr)
+            return 1
+        if isinstance(e, jsonschema.ValidationError):
+            path = "/".join(str(p) for p in e.absolute_path) or "(top level)"
+            print(f"dmlsim {args.command}: the model is malformed at {path}: {e.message}",
+                  file=sys.stderr)
             return 1
         raise
 

@@ -180,9 +180,9 @@ def generic(op_name, params=None, defaults=None, fname=None):
         return result[0] if len(result) == 1 else tuple(result)
 
     function.__name__ = function.__qualname__ = fname
+    returns = "an Expression" if len(outs) == 1 else "a tuple of " + ", ".join(outs)
     function.__doc__ = (f"{op_name}: inputs {', '.join(ins) or 'none'}; attributes "
-                        f"{', '.join(params) or 'none'} (DML field names); returns "
-                        f"{'an Expression' if len(outs) == 1 else 'a tuple of ' + ', '.join(outs)}.")
+                        f"{', '.join(params) or 'none'} (DML field names); returns {returns}.")
     return function
 
 

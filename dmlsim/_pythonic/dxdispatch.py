@@ -1,10 +1,19 @@
-"""Run DxDispatch-format JSON models (microsoft/DirectML's DxDispatch tool) on dmlsim.
+"""Run DxDispatch JSON models (microsoft/DirectML's DxDispatch tool) on dmlsim.
 
-The model is validated with ``jsonschema`` against ``dxdispatch_schema.json`` (the subset dmlsim
-runs: buffer resources, DirectML operator dispatchables, ``dispatch`` and ``print`` commands),
-then executed through the faithful API exactly as a DirectML program would: one DEFAULT buffer
-per resource (filled through an UPLOAD buffer), CreateOperator/CompileOperator/initializer per
-dispatchable, a binding table per dispatch, a readback for each ``print``.
+``load`` reads a model as DxDispatch's parser does (``dxdispatch_parse``: comments, every
+initializer form, nested descs, scalar unions as numbers, enum suffixes) and checks its
+structure with ``jsonschema`` against ``dxdispatch_schema.json``. ``run_model`` then does what
+DxDispatch's executor does, through the faithful API: one DEFAULT buffer per resource (filled
+through an UPLOAD buffer), every dispatchable created, compiled (``CompileOperator``, or
+``IDMLDevice1::CompileGraph`` of a one-node graph for ``"dmlCompileType": "DmlCompileGraph"``)
+and initialized before the first command (OWNED_BY_DML tensors bound from the dispatchable's
+own ``bindings``), then the commands in order: ``dispatch``, ``print`` (DxDispatch's
+formatting: C++ stream defaults, ``%g`` for floats, the initial values' element count) and
+``writeFile`` (.npy with ``dimensions``, other extensions raw bytes).
+
+HLSL, ONNX and serialized-graph dispatchables are refused at load with the dispatchable's name
+and type. Where DxDispatch prints UINT8/INT8 values as characters (``operator<<`` of a char
+type), dmlsim prints the numbers.
 """
 from __future__ import annotations
 
@@ -16,204 +25,255 @@ import numpy as np
 
 from .._api import public as dml
 from .._core import dtypes
-from .._schema.operators_generated import DESC_STRUCTS, OPERATORS
+from .dxdispatch_parse import ModelError, enum_value, initial_values, load_text, operator_desc
 from .run import _buffer, _device, _submit, slots
 
 _SCHEMA = Path(__file__).with_name("dxdispatch_schema.json")
+_NOT_DML = {"hlsl": "HLSL compute shaders", "onnx": "ONNX models (see dmlsim.onnx)"}
 
 
-def _dtype(name):
-    short = name.replace("DML_TENSOR_DATA_TYPE_", "")
-    return dtypes.numpy_dtype(dtypes.BY_SHORT_NAME[short]), dtypes.BY_SHORT_NAME[short]
-
-
-def _values(spec):
-    dt, _ = _dtype(spec["initialValuesDataType"])
-    iv = spec["initialValues"]
-    if isinstance(iv, list):
-        data = np.array([float(v) if isinstance(v, str) else v for v in iv]).astype(dt)
-    elif "value" in iv:
-        data = np.full(iv["valueCount"], float(iv["value"])).astype(dt)
-    else:
-        data = (float(iv["valueStart"]) + float(iv["valueDelta"]) *
-                np.arange(iv["valueCount"])).astype(dt)
-    return data
-
-
-def _enum_value(value, ctype):
-    if isinstance(value, str):
-        for candidate in (value, f"{ctype.replace('DML_', 'DML_', 1)}_{value}",
-                          f"{ctype}_{value}", f"{ctype[:-1]}_{value}" if ctype.endswith("S") else ""):
-            if candidate and hasattr(dml, candidate):
-                return int(getattr(dml, candidate))
-        if ctype.endswith("_FLAGS"):
-            return int(getattr(dml, ctype[:-1] + "_" + value))
-        raise ValueError(f"dispatch: {value!r} is not a {ctype} value")
-    return value
-
-
-def _tensor(desc):
-    _, dt = _dtype(desc["DataType"])
-    sizes = desc["Sizes"]
-    strides = desc.get("Strides")
-    flags = desc.get("Flags", 0)
-    if isinstance(flags, str):
-        flags = dml.DML_TENSOR_FLAG_OWNED_BY_DML if "OWNED_BY_DML" in flags else 0
-    b = dml.DML_BUFFER_TENSOR_DESC(dt, flags, len(sizes), sizes, strides)
-    b.TotalTensorSizeInBytes = desc.get("TotalTensorSizeInBytes") or \
-        dml.DMLCalcBufferTensorSize(dt, len(sizes), sizes, strides)
-    b.GuaranteedBaseOffsetAlignment = desc.get("GuaranteedBaseOffsetAlignment", 0)
-    return dml.DML_TENSOR_DESC(dml.DML_TENSOR_TYPE_BUFFER, b)
-
-
-def operator_desc_from_json(op_type: str, desc: dict):
-    """DML_OPERATOR_DESC from DxDispatch's JSON desc (C field names; enums by name)."""
-    name = op_type if op_type.startswith("DML_OPERATOR_") else "DML_OPERATOR_" + op_type
-    if name not in OPERATORS:
-        raise ValueError(f"dispatch: {op_type!r} is not a DML_OPERATOR_TYPE")
-    schema = OPERATORS[name]
-    out = DESC_STRUCTS[name]()
-    for f in schema["fields"]:
-        if f["name"] not in desc:
-            continue
-        v, st = desc[f["name"]], f.get("schema_type")
-        if st == "tensor_desc":
-            v = None if v is None else _tensor(v)
-        elif st == "tensor_desc_array":
-            v = [_tensor(t) for t in v]
-        elif st == "scale_bias":
-            v = None if v is None else dml.DML_SCALE_BIAS(v["Scale"], v["Bias"])
-        elif st == "size_2d":
-            v = dml.DML_SIZE_2D(v["Width"], v["Height"])
-        elif st == "operator_desc":
-            v = None if v is None else operator_desc_from_json(v["type"], v.get("desc", {}))
-        elif st == "scalar_union":
-            u = dml.DML_SCALAR_UNION()
-            for member, value in v.items():
-                setattr(u, member, value)
-            v = u
-        elif f["type"].startswith("DML_") and not f["type"].endswith("*"):
-            v = _enum_value(v, f["type"])
-        setattr(out, f["name"], v)
-    return dml.DML_OPERATOR_DESC(schema["value"], out)
-
-
-def load(path):
-    model = json.loads(Path(path).read_text())
+def load(path) -> dict:
+    """Read and check a model file; relative file paths in it resolve against its folder."""
+    model = load_text(path)
     jsonschema.validate(model, json.loads(_SCHEMA.read_text()))
+    for name, spec in model["dispatchables"].items():
+        kind = str(spec["type"])
+        if kind.lower() in _NOT_DML or not (kind.startswith("DML_OPERATOR_") or "desc" in spec):
+            what = _NOT_DML.get(kind.lower(), "serialized graphs and other non-operator types")
+            raise ModelError(f"dispatchable '{name}': type '{kind}' is not supported by dmlsim "
+                             f"({what}); dmlsim runs DirectML operator dispatchables")
+    model["$base"] = str(Path(path).resolve().parent)
     return model
 
 
-def run_model(model, out=print) -> dict:
-    """Execute a loaded model; returns {resource name: NumPy array} after all commands."""
-    st = _device()
-    d3d, dev = st["d3d"], st["dml"]
-    alloc = d3d.CreateCommandAllocator(dml.D3D12_COMMAND_LIST_TYPE_DIRECT)
-    cl = d3d.CreateCommandList(0, dml.D3D12_COMMAND_LIST_TYPE_DIRECT, alloc, None)
+class _Resource:
+    def __init__(self, name, spec, base, d3d, cl):
+        self.name = name
+        self.data, self.data_type = initial_values(spec, base)
+        offset = int(spec.get("initialValuesOffsetInBytes", 0))
+        size = int(spec["sizeInBytes"]) if "sizeInBytes" in spec else \
+            (len(self.data) + 3) // 4 * 4
+        if len(self.data) + offset > size:
+            raise ModelError(f"resource '{name}': the buffer size ({size} bytes) is too small "
+                             f"for the initialValues ({len(self.data)} bytes) at offset "
+                             f"{offset} bytes.")
+        self.size = size
+        self.buffer = _buffer(d3d, size, 1)
+        self.upload = _buffer(d3d, size, 2)
+        self.upload.Map(0, None)[offset:offset + len(self.data)] = np.frombuffer(self.data,
+                                                                                 np.uint8)
+        cl.CopyBufferRegion(self.buffer, 0, self.upload, 0, size)
 
-    def flush():
-        _submit(st, cl, alloc)
-        alloc.Reset()
-        cl.Reset(alloc, None)
+    @property
+    def itemsize(self):
+        return dtypes.numpy_dtype(self.data_type).itemsize if self.data_type else 1
 
-    resources, kinds = {}, {}
-    for name, spec in model["resources"].items():
-        data = _values(spec).view(np.uint8)
-        off = spec.get("initialValuesOffsetInBytes", 0)
-        size = max(spec.get("sizeInBytes", 0), off + data.shape[0])
-        size = (size + 3) // 4 * 4
-        buf = _buffer(d3d, size, 1)
-        up = _buffer(d3d, size, 2)
-        up.Map(0, None)[off:off + data.shape[0]] = data
-        cl.CopyBufferRegion(buf, 0, up, 0, size)
-        resources[name], kinds[name] = (buf, size, up), spec["initialValuesDataType"]
-    compiled = {}
-    for name, spec in model["dispatchables"].items():
-        flags = 0
-        for f in spec.get("executionFlags", []):
-            flags |= _enum_value(f, "DML_EXECUTION_FLAGS")
-        desc = operator_desc_from_json(spec["type"], spec["desc"])
-        op = dev.CreateOperator(desc)
-        compiled[name] = (dev.CompileOperator(op, flags), desc)
-    for command in model["commands"]:
-        if command["type"] == "dispatch":
-            _dispatch(dev, d3d, cl, *compiled[command["dispatchable"]], command["bindings"],
-                      resources, flush)
+
+class _Dispatchable:
+    """A compiled operator (or one-node graph) and the bind points it takes."""
+
+    def __init__(self, name, spec, dev):
+        self.name = name
+        self.desc = operator_desc(spec["type"], spec.get("desc", {}))
+        flags = enum_value(spec.get("executionFlags", []), "DML_EXECUTION_FLAGS")
+        op = dev.CreateOperator(self.desc)
+        self.ins, self.outs = slots(self.desc, "inputs"), slots(self.desc, "outputs")
+        self.graph = spec.get("dmlCompileType", "DmlCompileOp") == "DmlCompileGraph"
+        if self.graph:
+            self.ins = [s for s in self.ins if s[2] is not None]
+            self.outs = [s for s in self.outs if s[2] is not None]
+            self.compiled = dev.CompileGraph(_one_node_graph(op, self.desc, len(self.ins),
+                                                             len(self.outs)), flags)
         else:
-            buf, size, _ = resources[command["resource"]]
-            rb = _buffer(d3d, size, 3)
-            cl.CopyResource(rb, buf)
-            flush()
-            dt, _ = _dtype(kinds[command["resource"]])
-            values = rb.Map(0, None)[:size // dt.itemsize * dt.itemsize].view(dt).copy()
-            out(f"Resource '{command['resource']}': " + ", ".join(str(v) for v in values))
-    flush()
+            self.compiled = dev.CompileOperator(op, flags)
+        self.init_bindings = spec.get("bindings", {})
+        self.persistent = None
+
+
+def _one_node_graph(op, desc, n_in, n_out):
+    """DxDispatch's CompileGraph form: edges only for the bind points that are present."""
+    node = dml.DML_GRAPH_NODE_DESC(dml.DML_GRAPH_NODE_TYPE_OPERATOR,
+                                   dml.DML_OPERATOR_GRAPH_NODE_DESC(op, "dispatchable"))
+    ins, outs = [], []
+    for kind, rows, target in (("inputs", ins, n_in), ("outputs", outs, n_out)):
+        k = 0
+        for slot, (_, _, t) in enumerate(slots(desc, kind)):
+            if t is None:
+                continue
+            if kind == "inputs":
+                rows.append(dml.DML_GRAPH_EDGE_DESC(dml.DML_GRAPH_EDGE_TYPE_INPUT,
+                                                    dml.DML_INPUT_GRAPH_EDGE_DESC(k, 0, slot)))
+            else:
+                rows.append(dml.DML_GRAPH_EDGE_DESC(dml.DML_GRAPH_EDGE_TYPE_OUTPUT,
+                                                    dml.DML_OUTPUT_GRAPH_EDGE_DESC(0, slot, k)))
+            k += 1
+    return dml.DML_GRAPH_DESC(n_in, n_out, 1, [node], len(ins), ins, len(outs), outs, 0, [])
+
+
+def _source(value, resources, where):
+    """DML_BUFFER_BINDING of one binding source: a name or {name, elementOffset, ...}."""
+    if isinstance(value, str):
+        value = {"name": value}
+    res = resources.get(value["name"])
+    if res is None:
+        raise ModelError(f"{where}: no resource named '{value['name']}'")
+    size = int(value.get("elementSizeInBytes") or res.itemsize)
+    offset = int(value.get("elementOffset", 0)) * size
+    if offset >= res.size:
+        raise ModelError(f"{where}: elementOffset {value.get('elementOffset')} x {size} bytes "
+                         f"is past the end of '{res.name}' ({res.size} bytes)")
+    return dml.DML_BUFFER_BINDING(res.buffer, offset, res.size - offset)
+
+
+def _bound(bindings, field, idx, resources, where):
+    v = bindings.get(field)
+    if isinstance(v, list):
+        v = v[idx or 0] if len(v) > (idx or 0) else None
+    return None if v is None else _source(v, resources, f"{where} binding {field}")
+
+
+class _Runner:
+    def __init__(self, model):
+        self.st = _device()
+        self.d3d, self.dev = self.st["d3d"], self.st["dml"]
+        self.alloc = self.d3d.CreateCommandAllocator(dml.D3D12_COMMAND_LIST_TYPE_DIRECT)
+        self.cl = self.d3d.CreateCommandList(0, dml.D3D12_COMMAND_LIST_TYPE_DIRECT, self.alloc,
+                                             None)
+        base = Path(model.get("$base", "."))
+        self.resources = {n: _Resource(n, s, base, self.d3d, self.cl)
+                          for n, s in model.get("resources", {}).items()}
+        self.flush()
+        self.dispatchables = {n: _Dispatchable(n, s, self.dev)
+                              for n, s in model["dispatchables"].items()}
+        for d in self.dispatchables.values():
+            self.initialize(d)
+
+    def flush(self):
+        _submit(self.st, self.cl, self.alloc)
+        self.alloc.Reset()
+        self.cl.Reset(self.alloc, None)
+
+    def table(self, dispatchable):
+        props = dispatchable.GetBindingProperties()
+        count = max(1, props.RequiredDescriptorCount)
+        heap = self.d3d.CreateDescriptorHeap(dml.D3D12_DESCRIPTOR_HEAP_DESC(
+            dml.D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV, count,
+            dml.D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE))
+        self.cl.SetDescriptorHeaps([heap])
+        return self.dev.CreateBindingTable(dml.DML_BINDING_TABLE_DESC(
+            dispatchable, heap.GetCPUDescriptorHandleForHeapStart(),
+            heap.GetGPUDescriptorHandleForHeapStart(), count)), props
+
+    def initialize(self, d):
+        init = self.dev.CreateOperatorInitializer([d.compiled])
+        table, _ = self.table(init)
+        props = d.compiled.GetBindingProperties()
+        if props.PersistentResourceSize:
+            d.persistent = _buffer(self.d3d, props.PersistentResourceSize, 1)
+            where = f"dispatchable '{d.name}'"
+            arr = [_bound(d.init_bindings, f, i, self.resources, where)
+                   if t is not None and t.owned_by_dml else None for f, i, t in d.ins]
+            table.BindInputs([dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER_ARRAY,
+                                                   dml.DML_BUFFER_ARRAY_BINDING(len(arr), arr))])
+            table.BindOutputs([dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
+                                                    dml.DML_BUFFER_BINDING(
+                                                        d.persistent, 0,
+                                                        props.PersistentResourceSize))])
+        self.dev.CreateCommandRecorder().RecordDispatch(self.cl, init, table)
+        self.flush()
+
+    def dispatch(self, command):
+        d = self.dispatchables.get(command["dispatchable"])
+        if d is None:
+            raise ModelError(f"dispatch: no dispatchable named '{command['dispatchable']}'")
+        table, props = self.table(d.compiled)
+        if d.persistent is not None:
+            table.BindPersistentResource(dml.DML_BINDING_DESC(
+                dml.DML_BINDING_TYPE_BUFFER, dml.DML_BUFFER_BINDING(
+                    d.persistent, 0, props.PersistentResourceSize)))
+        temp = None
+        if props.TemporaryResourceSize:
+            temp = _buffer(self.d3d, props.TemporaryResourceSize, 1)
+            table.BindTemporaryResource(dml.DML_BINDING_DESC(
+                dml.DML_BINDING_TYPE_BUFFER, dml.DML_BUFFER_BINDING(
+                    temp, 0, props.TemporaryResourceSize)))
+        where = f"dispatch '{d.name}'"
+
+        def descs(rows, skip_owned):
+            out = []
+            for f, i, t in rows:
+                b = None if t is None or (skip_owned and t.owned_by_dml) else \
+                    _bound(command["bindings"], f, i, self.resources, where)
+                out.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER, b) if b is not None
+                           else dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_NONE, None))
+            return out
+
+        table.BindInputs(descs(d.ins, True))
+        table.BindOutputs(descs(d.outs, False))
+        self.dev.CreateCommandRecorder().RecordDispatch(self.cl, d.compiled, table)
+        self.cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
+        self.flush()
+
+    def download(self, name) -> bytes:
+        res = self.resources.get(name)
+        if res is None:
+            raise ModelError(f"no resource named '{name}'")
+        rb = _buffer(self.d3d, res.size, 3)
+        self.cl.CopyResource(rb, res.buffer)
+        self.flush()
+        data = bytes(rb.Map(0, None)[:res.size])
+        rb.Unmap(0, None)
+        return data
+
+
+def format_values(values: np.ndarray) -> str:
+    """DxDispatch's print: C++ ``operator<<`` defaults (``%g`` for floats)."""
+    if values.dtype.kind == "f":
+        def one(v):
+            v = float(v)
+            return ("-nan" if np.signbit(v) else "nan") if v != v else f"{v:g}"
+        return ", ".join(one(v) for v in values)
+    return ", ".join(str(int(v)) for v in values)
+
+
+def run_model(model, out=print, output_dir=None) -> dict:
+    """Execute a loaded model; returns {resource name: NumPy array over its whole buffer}."""
+    r = _Runner(model)
+    output_dir = Path(output_dir or ".")
+    for command in model["commands"]:
+        kind = command["type"].lower()
+        if kind == "dispatch":
+            r.dispatch(command)
+            continue
+        res = r.resources.get(command["resource"])
+        if res is None:
+            raise ModelError(f"{command['type']}: no resource named '{command['resource']}'")
+        if not res.data_type:
+            raise ModelError(f"{command['type']}: resource '{res.name}' has no "
+                             "initialValuesDataType")
+        np_type = dtypes.numpy_dtype(res.data_type)
+        data = r.download(res.name)
+        if kind == "print":
+            count = len(res.data) // np_type.itemsize
+            out(f"Resource '{res.name}': "
+                + format_values(np.frombuffer(data[:count * np_type.itemsize], np_type)))
+        else:  # writeFile
+            target = output_dir / command["targetPath"]
+            if target.suffix.lower() == ".npy":
+                dims = command.get("dimensions") or [res.size // np_type.itemsize]
+                count = int(np.prod(dims))
+                array = np.frombuffer(data[:count * np_type.itemsize], np_type).reshape(dims)
+                np.save(target, array, allow_pickle=False)
+            else:
+                target.write_bytes(data)
+            out(f"Resource '{res.name}' written to '{target}'")
     result = {}
-    for name, (buf, size, _) in resources.items():
-        rb = _buffer(d3d, size, 3)
-        cl.CopyResource(rb, buf)
-        flush()
-        dt, _ = _dtype(kinds[name])
-        result[name] = rb.Map(0, None)[:size // dt.itemsize * dt.itemsize].view(dt).copy()
+    for name, res in r.resources.items():
+        data = r.download(name)
+        np_type = dtypes.numpy_dtype(res.data_type) if res.data_type else np.dtype(np.uint8)
+        result[name] = np.frombuffer(data[:len(data) // np_type.itemsize * np_type.itemsize],
+                                     np_type).copy()
     return result
 
 
-def _binding(value, resources, t):
-    if isinstance(value, str):
-        value = {"name": value}
-    buf, size, _ = resources[value["name"]]
-    offset = value.get("elementOffset", 0) * (t.itemsize if t is not None else 4)
-    return dml.DML_BUFFER_BINDING(buf, offset, size - offset)
-
-
-def _dispatch(dev, d3d, cl, compiled, desc, bindings, resources, flush):
-    init = dev.CreateOperatorInitializer([compiled])
-    props = compiled.GetBindingProperties()
-    count = max(props.RequiredDescriptorCount, init.GetBindingProperties().RequiredDescriptorCount)
-    heap = d3d.CreateDescriptorHeap(dml.D3D12_DESCRIPTOR_HEAP_DESC(0, count, 1))
-    cl.SetDescriptorHeaps([heap])
-    tdesc = dml.DML_BINDING_TABLE_DESC(init, heap.GetCPUDescriptorHandleForHeapStart(),
-                                       heap.GetGPUDescriptorHandleForHeapStart(), count)
-    table = dev.CreateBindingTable(tdesc)
-    rec = dev.CreateCommandRecorder()
-    persistent = None
-    ins = slots(desc, "inputs")
-
-    def bound(field, idx, t):
-        v = bindings.get(field)
-        if isinstance(v, list):
-            v = v[idx]
-        return None if v is None or t is None else _binding(v, resources, t)
-
-    if props.PersistentResourceSize:
-        persistent = d3d.CreateCommittedResource(
-            dml.CD3DX12_HEAP_PROPERTIES(1), 0, dml.CD3DX12_RESOURCE_DESC.Buffer(
-                props.PersistentResourceSize, dml.D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS),
-            dml.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, None)
-        arr = [bound(f, i, t) if t is not None and t.owned_by_dml else None for f, i, t in ins]
-        table.BindInputs([dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER_ARRAY,
-                                               dml.DML_BUFFER_ARRAY_BINDING(len(arr), arr))])
-        table.BindOutputs([dml.DML_BINDING_DESC(1, dml.DML_BUFFER_BINDING(
-            persistent, 0, props.PersistentResourceSize))])
-    rec.RecordDispatch(cl, init, table)
-    flush()
-    cl.SetDescriptorHeaps([heap])
-    tdesc.Dispatchable = compiled
-    table.Reset(tdesc)
-    if persistent is not None:
-        table.BindPersistentResource(dml.DML_BINDING_DESC(1, dml.DML_BUFFER_BINDING(
-            persistent, 0, props.PersistentResourceSize)))
-
-    def descs(slots, skip_owned):
-        out = []
-        for f, i, t in slots:
-            b = None if (skip_owned and t is not None and t.owned_by_dml) else bound(f, i, t)
-            out.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER, b) if b is not None
-                       else dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_NONE, None))
-        return out
-
-    table.BindInputs(descs(ins, True))
-    table.BindOutputs(descs(slots(desc, "outputs"), False))
-    rec.RecordDispatch(cl, compiled, table)
-    cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
-    flush()
+__all__ = ["ModelError", "format_values", "load", "run_model"]
