@@ -1,9 +1,81 @@
-"""IUnknown-style behaviour shared by every interface shell."""
+"""IUnknown-style behaviour shared by every interface shell, and the guard every public entry
+point runs under.
+
+``guard`` (applied to every public method of every shell by ``IUnknown.__init_subclass__``,
+and to the public free functions with ``@entry``) holds the object model's lock
+(``_core.sync``: D3D12 queues, fences and devices are free-threaded) and turns any exception
+that is not an HResultError into E_INVALIDARG (E_POINTER where a required argument is None,
+E_OUTOFMEMORY for a MemoryError) naming the method and the arguments, so that nothing else
+escapes a public call. In a void method (one whose C form returns nothing: command-list
+recording, ExecuteCommandLists, Bind*, RecordDispatch, descriptor creation, Unmap) a failure
+cannot be returned: outside strict mode it becomes a recording error (command lists, reported
+at Close) or device removal with the message as the reason.
+"""
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from .._core.hresult import E_NOINTERFACE, E_INVALIDARG, S_OK, fail
+from .._core import config, sync
+from .._core.hresult import (DXGI_ERROR_DEVICE_REMOVED, E_INVALIDARG, E_NOINTERFACE,
+                             E_OUTOFMEMORY, E_POINTER, S_OK, HResultError, fail)
+
+_NEVER_VOID = frozenset({"QueryInterface", "As", "AddRef", "Release", "SetName", "GetName",
+                         "SetPrivateData", "SetPrivateDataInterface", "GetPrivateData",
+                         "Close", "Reset", "GetType", "GetDevice"})
+
+
+def _describe(args, kwargs) -> str:
+    parts = [_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()]
+    return ", ".join(parts) or "none"
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _converted(method: str, exc: BaseException, args, kwargs) -> HResultError:
+    if isinstance(exc, MemoryError):
+        return HResultError(E_OUTOFMEMORY, f"{method}: out of memory ({exc})")
+    if isinstance(exc, (AttributeError, TypeError)) and "'NoneType'" in str(exc) and \
+            any(a is None for a in list(args) + list(kwargs.values())):
+        return HResultError(E_POINTER, f"{method}: a required argument is NULL; arguments: "
+                                       f"{_describe(args, kwargs)}")
+    return HResultError(E_INVALIDARG, f"{method}: invalid argument ({type(exc).__name__}: "
+                                      f"{exc}); arguments: {_describe(args, kwargs)}")
+
+
+def guard(method: str, fn, void: bool = False, bound: bool = True):
+    """``fn`` under the lock, with only HResultErrors escaping (see the module docstring)."""
+    @functools.wraps(fn)
+    def entry(*args, **kwargs):
+        with sync.LOCK:
+            try:
+                return fn(*args, **kwargs)
+            except HResultError as err:
+                if void and not config.settings.strict:
+                    if err.hresult != DXGI_ERROR_DEVICE_REMOVED:
+                        args[0]._void_failure(method, err)
+                    return None
+                raise
+            except Exception as exc:  # noqa: BLE001 -- the point: nothing else escapes
+                if getattr(exc, "passes_guard", False):  # D3D12DebugBreak: break on severity
+                    raise
+                converted = _converted(method, exc, args[1:] if bound else args, kwargs)
+                if void and not config.settings.strict:
+                    args[0]._void_failure(method, converted)
+                    return None
+                raise converted from None
+    setattr(entry, "__dmlsim_guarded__", True)
+    return entry
+
+
+def entry(name: str):
+    """Decorator for public free functions (D3D12CreateDevice, WaitForSingleObject, ...)."""
+    def wrap(fn):
+        return guard(name, fn, bound=False)
+    return wrap
 
 
 def seq_arg(method: str, args: tuple, what: str = "array"):
@@ -35,6 +107,25 @@ class IUnknown:
     """Base of every interface shell: QueryInterface, AddRef, Release."""
 
     _interfaces: tuple = ()
+    _void_methods: frozenset | str = frozenset()  # "*": every method outside _NEVER_VOID
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name, fn in list(vars(cls).items()):
+            if name[:1].isupper() and callable(fn) and not isinstance(fn, type) and \
+                    not getattr(fn, "__dmlsim_guarded__", False):
+                void = name in cls._void_methods or (cls._void_methods == "*" and
+                                                    name not in _NEVER_VOID)
+                setattr(cls, name, guard(f"{cls.__name__}::{name}", fn, void))
+
+    def _void_failure(self, method: str, err: HResultError) -> None:
+        """A void method failed outside strict mode: remove the device, with the reason."""
+        core = getattr(self, "_core", None)
+        device = core if hasattr(core, "remove") else getattr(core, "device", None)
+        if device is not None and hasattr(device, "remove"):
+            device.remove(err.hresult, err.message or str(err))
+            return
+        raise err
 
     def QueryInterface(self, interface):
         """Return this object as ``interface`` (a class) if it implements it; E_NOINTERFACE

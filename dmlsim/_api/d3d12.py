@@ -1,16 +1,18 @@
 """Direct3D 12 interfaces (ID3D12Device, ID3D12Resource, ...), D3D12CreateDevice, DXGI."""
 from __future__ import annotations
 
+import os
+
 from typing import Any
 
 import numpy as np
 
 from .._core import commands as C, config, queue as Q, resources as R
 from .._core.hresult import (DXGI_ERROR_INVALID_CALL, DXGI_ERROR_NOT_FOUND, E_INVALIDARG,
-                             E_NOTIMPL, S_OK, fail)
+                             E_NOTIMPL, E_OUTOFMEMORY, S_OK, fail)
 from .._debug import install
 from . import d3d12_types as T
-from .com import IUnknown, NamedObject, adopt, seq_arg
+from .com import IUnknown, NamedObject, adopt, seq_arg, entry
 from .info_queue import ID3D12DebugDevice, ID3D12InfoQueue, ID3D12InfoQueue1, report_live_objects
 
 HEAP_DEFAULT, HEAP_UPLOAD, HEAP_READBACK, HEAP_CUSTOM = (
@@ -22,6 +24,30 @@ UAV_FLAG = T.D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS
 def _jax_devices():
     import jax
     return jax.devices()
+
+
+_BUDGET: list = []
+UINT64_LIMIT = 1 << 64
+MAX_SHADER_VISIBLE_DESCRIPTORS = 1_000_000  # D3D12's limit for CBV/SRV/UAV heaps (tiers 1-2)
+DESCRIPTOR_BYTES = 64
+
+
+def memory_budget() -> int:
+    """Bytes dmlsim lets one device allocate: ``DMLSIM_MEMORY_BUDGET`` if set, else what the
+    JAX device reports (``bytes_limit``), else the machine's physical memory. Reported as the
+    adapter's DedicatedVideoMemory; one allocation beyond it is E_OUTOFMEMORY at creation."""
+    if not _BUDGET:
+        env = os.environ.get("DMLSIM_MEMORY_BUDGET")
+        value = int(env) if env else 0
+        if not value:
+            try:
+                value = int((_jax_devices()[0].memory_stats() or {}).get("bytes_limit", 0))
+            except Exception:  # noqa: BLE001 -- backends without memory_stats
+                value = 0
+        if not value:
+            value = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        _BUDGET.append(value)
+    return _BUDGET[0]
 
 
 class ID3D12Object(NamedObject):
@@ -48,6 +74,7 @@ class ID3D12Debug(IUnknown):
         ID3D12Debug.enabled = True
 
 
+@entry("D3D12GetDebugInterface")
 def D3D12GetDebugInterface(*_: Any) -> ID3D12Debug:
     return ID3D12Debug()
 
@@ -61,7 +88,8 @@ class IDXGIAdapter1(IUnknown):
         return T.DXGI_ADAPTER_DESC1(
             Description=f"dmlsim adapter {self._index}: JAX {d.platform} device {d.id} "
                         f"({getattr(d, 'device_kind', d.platform)})",
-            VendorId=0x10DE if d.platform == "gpu" else 0, DeviceId=d.id)
+            VendorId=0x10DE if d.platform == "gpu" else 0, DeviceId=d.id,
+            DedicatedVideoMemory=memory_budget())
 
     GetDesc = GetDesc1
 
@@ -77,6 +105,7 @@ class IDXGIFactory1(IUnknown):
     EnumAdapters1 = EnumAdapters
 
 
+@entry("CreateDXGIFactory1")
 def CreateDXGIFactory1(*_: Any) -> IDXGIFactory1:
     return IDXGIFactory1()
 
@@ -84,6 +113,7 @@ def CreateDXGIFactory1(*_: Any) -> IDXGIFactory1:
 CreateDXGIFactory = CreateDXGIFactory2 = CreateDXGIFactory1
 
 
+@entry("D3D12CreateDevice")
 def D3D12CreateDevice(pAdapter: IDXGIAdapter1 | None = None,
                       MinimumFeatureLevel: int = T.D3D_FEATURE_LEVEL_11_0,
                       *_: Any) -> ID3D12Device:
@@ -97,6 +127,9 @@ def D3D12CreateDevice(pAdapter: IDXGIAdapter1 | None = None,
 
 
 class ID3D12Device(ID3D12Object):
+    _void_methods = frozenset({"CreateUnorderedAccessView", "CreateShaderResourceView",
+                               "CreateConstantBufferView", "CopyDescriptors",
+                               "CopyDescriptorsSimple"})
     """ID3D12Device: buffers, descriptor heaps, command queues, allocators, lists, fences."""
 
     _live_message = "LIVE_DEVICE"
@@ -143,6 +176,12 @@ class ID3D12Device(ID3D12Object):
                  "(D3D12_RESOURCE_DIMENSION_BUFFER)")
         if int(d.Width) <= 0:
             fail(E_INVALIDARG, f"{m}: Width is {d.Width}; a buffer needs at least one byte")
+        if int(d.Width) >= UINT64_LIMIT:
+            fail(E_INVALIDARG, f"{m}: Width is {d.Width}, which is not a UINT64")
+        if int(d.Width) > memory_budget():
+            fail(E_OUTOFMEMORY, f"{m}: a buffer of {int(d.Width)} bytes exceeds the device's "
+                                f"memory budget of {memory_budget()} bytes (the adapter's "
+                                "DedicatedVideoMemory; DMLSIM_MEMORY_BUDGET sets it)")
         if (d.Height, d.DepthOrArraySize, d.MipLevels) != (1, 1, 1):
             fail(E_INVALIDARG, f"{m}: a buffer needs Height, DepthOrArraySize and MipLevels of 1, "
                                f"got {d.Height}, {d.DepthOrArraySize}, {d.MipLevels}")
@@ -179,6 +218,15 @@ class ID3D12Device(ID3D12Object):
         if d.Flags & 1 and d.Type in (2, 3):
             fail(E_INVALIDARG, "ID3D12Device::CreateDescriptorHeap: RTV and DSV heaps cannot be "
                                "shader visible")
+        n = int(d.NumDescriptors)
+        if d.Flags & 1 and n > MAX_SHADER_VISIBLE_DESCRIPTORS:
+            fail(E_INVALIDARG, f"ID3D12Device::CreateDescriptorHeap: NumDescriptors is {n}; a "
+                               "shader-visible CBV_SRV_UAV heap holds at most "
+                               f"{MAX_SHADER_VISIBLE_DESCRIPTORS:,}")
+        if n * DESCRIPTOR_BYTES > memory_budget():
+            fail(E_OUTOFMEMORY, f"ID3D12Device::CreateDescriptorHeap: {n} descriptors of "
+                                f"{DESCRIPTOR_BYTES} bytes exceed the memory budget of "
+                                f"{memory_budget()} bytes")
         heap = R.DescriptorHeap(self._core, int(d.Type), int(d.NumDescriptors), int(d.Flags))
         return adopt(self._core, ID3D12DescriptorHeap(self, heap, d))
 
@@ -231,6 +279,7 @@ class ID3D12Device(ID3D12Object):
 
 
 class ID3D12Resource(ID3D12Pageable):
+    _void_methods = frozenset({"Unmap"})
     _live_message = "LIVE_RESOURCE"
 
     def __init__(self, device, core: R.Buffer, desc):
@@ -316,6 +365,15 @@ class ID3D12CommandList(ID3D12DeviceChild):
 class ID3D12GraphicsCommandList(ID3D12CommandList):
     """Records frozen command records; misuse is sticky and makes Close fail (E_INVALIDARG)."""
 
+    _void_methods = "*"
+
+    def _void_failure(self, method, err):
+        """Misuse while recording is sticky: Close reports it (D3D12's debug layer says so)."""
+        if self._core.open:
+            self._core.record_error(err.message or str(err))
+        else:
+            self._core.device.remove(err.hresult, err.message or str(err))
+
     def __init__(self, device, core: C.CommandList):
         self._device, self._core = device, core
 
@@ -328,6 +386,13 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
         return True
 
     def Close(self) -> int:
+        """S_OK; E_INVALIDARG for a recording error; DXGI_ERROR_DEVICE_REMOVED once the device
+        is removed (the list is closed all the same, as D3D12's Close returns the removal)."""
+        dev = self._core.device
+        if dev.removed and self._core.open:
+            self._core.error = None  # removal is the answer; the list closes
+            self._core.close()
+            dev.check_alive("ID3D12GraphicsCommandList::Close")
         self._core.close()
         return S_OK
 
@@ -423,8 +488,9 @@ def _copy_error(dst, dst_off, src, src_off, n):
     d, s = dst._core, src._core
     if d is s:
         return "source and destination are the same resource", "INVALID_COPY"
-    if n < 0:
-        return f"NumBytes is {n}", "INVALID_COPY"
+    if n < 0 or dst_off < 0 or src_off < 0:
+        return (f"DstOffset {dst_off}, SrcOffset {src_off} and NumBytes {n} must all be "
+                "non-negative (they are UINT64)"), "INVALID_COPY"
     if d.heap_type == HEAP_UPLOAD:
         return (f"the destination {d.label()} is on an UPLOAD heap, which the GPU cannot write",
                 "INVALID_COPY")
@@ -441,6 +507,7 @@ def _copy_error(dst, dst_off, src, src_off, n):
 
 
 class ID3D12CommandQueue(ID3D12Pageable):
+    _void_methods = frozenset({"ExecuteCommandLists"})
     _live_message = "LIVE_COMMANDQUEUE"
 
     def __init__(self, device, core: Q.Queue, desc):
@@ -478,7 +545,7 @@ class ID3D12CommandQueue(ID3D12Pageable):
                 return
         if dev.removed:
             return
-        self._core.submit(Q.Execute(tuple(cl._core for cl in lists)))
+        self._core.submit(Q.Execute(tuple(Q.Submitted(cl._core) for cl in lists)))
 
     def Signal(self, pFence: ID3D12Fence, Value: int) -> int:
         self._core.device.check_alive("ID3D12CommandQueue::Signal")
@@ -506,13 +573,19 @@ class ID3D12Fence(ID3D12Pageable):
         return value
 
     def Signal(self, Value: int) -> int:
-        """Set the fence from the CPU."""
+        """Set the fence from the CPU (DXGI_ERROR_DEVICE_REMOVED once the device is removed:
+        its completed value stays UINT64_MAX)."""
+        self._core.device.check_alive("ID3D12Fence::Signal")
         self._core.signal_from_cpu(int(Value))
         return S_OK
 
     def SetEventOnCompletion(self, Value: int, hEvent: Any) -> int:
         """Set ``hEvent`` when the fence reaches ``Value``; with ``hEvent`` None, block."""
         f = self._core
+        if f.device.removed:  # D3D12 completes every wait once the device is removed
+            if hEvent is not None:
+                hEvent._core.set()
+            return S_OK
         if hEvent is None:
             f.wait(int(Value), Q.INFINITE)
             if f.device.observers:

@@ -5,6 +5,7 @@ import numpy as np
 
 from .._core.hresult import E_INVALIDARG, fail
 from . import d3d12_types as T
+from .com import entry, guard
 
 
 def CD3DX12_HEAP_PROPERTIES(type=T.D3D12_HEAP_TYPE_DEFAULT, creationNodeMask=1, nodeMask=1):
@@ -59,6 +60,7 @@ def _as_bytes(data) -> np.ndarray:
     return np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
 
 
+@entry("UpdateSubresources")
 def UpdateSubresources(pCmdList, pDestinationResource, pIntermediate, IntermediateOffset,
                        FirstSubresource, NumSubresources, pSrcData):
     """Copy ``pSrcData`` (a D3D12_SUBRESOURCE_DATA or a list of one) into the UPLOAD buffer
@@ -79,6 +81,18 @@ def UpdateSubresources(pCmdList, pDestinationResource, pIntermediate, Intermedia
     pCmdList.CopyBufferRegion(pDestinationResource, 0, pIntermediate, IntermediateOffset, n)
     return n
 
+
+# Every helper is a public entry point: bad arguments are HRESULTs, not Python exceptions.
+CD3DX12_HEAP_PROPERTIES = entry("CD3DX12_HEAP_PROPERTIES")(CD3DX12_HEAP_PROPERTIES)
+CD3DX12_CPU_DESCRIPTOR_HANDLE = entry("CD3DX12_CPU_DESCRIPTOR_HANDLE")(
+    CD3DX12_CPU_DESCRIPTOR_HANDLE)
+CD3DX12_GPU_DESCRIPTOR_HANDLE = entry("CD3DX12_GPU_DESCRIPTOR_HANDLE")(
+    CD3DX12_GPU_DESCRIPTOR_HANDLE)
+for _cls in (CD3DX12_RESOURCE_DESC, CD3DX12_RESOURCE_BARRIER):
+    for _name, _fn in list(vars(_cls).items()):
+        if isinstance(_fn, staticmethod):
+            setattr(_cls, _name, staticmethod(guard(f"{_cls.__name__}::{_name}", _fn.__func__,
+                                                    bound=False)))
 
 __all__ = ["CD3DX12_HEAP_PROPERTIES", "CD3DX12_RESOURCE_DESC", "CD3DX12_RESOURCE_BARRIER",
            "CD3DX12_CPU_DESCRIPTOR_HANDLE", "CD3DX12_GPU_DESCRIPTOR_HANDLE", "UpdateSubresources"]

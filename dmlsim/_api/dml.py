@@ -10,14 +10,14 @@ from .._core import binding as B, config, dtypes, registry
 from .._core import dml as core
 from .._core.hresult import (DXGI_ERROR_DEVICE_REMOVED, DXGI_ERROR_UNSUPPORTED, E_INVALIDARG,
                              HResultError, S_OK, fail)
-from .._core.resources import heap_of
+from .._core.resources import Buffer, heap_of
 from .._core.validation import support_block
 from .._debug import install
 from .._schema import structs_generated as S
 from .._schema.d3d12_enums import D3D12_COMMAND_LIST_TYPE, D3D12_DESCRIPTOR_HEAP_TYPE
 from .._schema.operators_generated import OPERATORS
 from .._core.graph import CompiledGraph
-from .com import NamedObject, adopt, seq_arg
+from .com import NamedObject, adopt, seq_arg, entry
 from .graph import graph_spec
 
 _DISPATCH_LISTS = (D3D12_COMMAND_LIST_TYPE.D3D12_COMMAND_LIST_TYPE_DIRECT,
@@ -122,11 +122,25 @@ def _binding_payload(b, method, i):
 def _triple(bb):
     if bb is None:
         raise B.Misuse("a DML_BINDING_DESC of type BUFFER has a null Desc")
-    return (None if bb.Buffer is None else bb.Buffer._core, int(bb.Offset), int(bb.SizeInBytes))
+    offset, size = int(bb.Offset), int(bb.SizeInBytes)
+    if offset < 0 or size < 0:
+        raise B.Misuse(f"DML_BUFFER_BINDING Offset {offset} and SizeInBytes {size} must be "
+                       "non-negative (they are UINT64)")
+    buf = bb.Buffer
+    if buf is not None and not isinstance(getattr(buf, "_core", None), Buffer):
+        raise B.Misuse(f"DML_BUFFER_BINDING Buffer is {type(buf).__name__}, not an "
+                       "ID3D12Resource")
+    return (None if buf is None else buf._core, offset, size)
 
 
 class IDMLBindingTable(IDMLDeviceChild):
     """Writes descriptors into the heap at Bind time; dispatches read them at execution."""
+    _void_methods = frozenset({"BindInputs", "BindOutputs", "BindTemporaryResource",
+                               "BindPersistentResource"})
+
+    def _void_failure(self, method, err):
+        text = err.message or str(err)
+        self._device._core.misuse(method, text.removeprefix(method + ": "), err.hresult)
 
     def __init__(self, device, c):
         self._device, self._core = device, c
@@ -187,6 +201,12 @@ class IDMLBindingTable(IDMLDeviceChild):
 
 
 class IDMLCommandRecorder(IDMLDeviceChild):
+    _void_methods = frozenset({"RecordDispatch"})
+
+    def _void_failure(self, method, err):
+        text = err.message or str(err)
+        self._device._core.misuse(method, text.removeprefix(method + ": "), err.hresult)
+
     def __init__(self, device, c=None):
         self._device = device
         self._core = c if c is not None else type("Recorder", (), {"name": ""})()
@@ -414,10 +434,12 @@ def data_type_supported(data_type: int, level: int) -> bool:
     return False
 
 
+@entry("DMLCreateDevice")
 def DMLCreateDevice(d3d12Device: Any, flags: int = 0, *_: Any) -> IDMLDevice1:
     return DMLCreateDevice1(d3d12Device, flags, 0x1000)
 
 
+@entry("DMLCreateDevice1")
 def DMLCreateDevice1(d3d12Device: Any, flags: int = 0, minimumFeatureLevel: int = 0x1000,
                      *_: Any) -> IDMLDevice1:
     """Create a DirectML device emulating ``dmlsim.set_feature_level`` (default 6_4);
@@ -440,6 +462,7 @@ def DMLCreateDevice1(d3d12Device: Any, flags: int = 0, minimumFeatureLevel: int 
     return dev
 
 
+@entry("DMLCalcBufferTensorSize")
 def DMLCalcBufferTensorSize(dataType: int, dimensionCount: int, sizes: Sequence[int],
                             strides: Sequence[int] | None = None) -> int:
     """Bytes a buffer tensor spans: (sum((Sizes[i]-1)*Strides[i]) + 1) * element size,

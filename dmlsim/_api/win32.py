@@ -5,6 +5,7 @@ from typing import Any
 
 from .._core import queue as Q
 from .._core.hresult import S_OK
+from .com import entry
 
 INFINITE = Q.INFINITE
 WAIT_OBJECT_0 = 0
@@ -22,6 +23,7 @@ class HANDLE:
         return f"<HANDLE event {'signaled' if self._core.flag else 'nonsignaled'}>"
 
 
+@entry("CreateEvent")
 def CreateEvent(lpEventAttributes: Any = None, bManualReset: bool = True,
                 bInitialState: bool = False, lpName: str | None = None) -> HANDLE:
     """CreateEvent(None, True, False, None); every argument is optional."""
@@ -31,20 +33,25 @@ def CreateEvent(lpEventAttributes: Any = None, bManualReset: bool = True,
 CreateEventW = CreateEventA = CreateEvent
 
 
+@entry("SetEvent")
 def SetEvent(hEvent: HANDLE) -> bool:
     hEvent._core.set()
     return True
 
 
+@entry("ResetEvent")
 def ResetEvent(hEvent: HANDLE) -> bool:
     hEvent._core.reset()
     return True
 
 
+@entry("WaitForSingleObject")
 def WaitForSingleObject(hHandle: HANDLE, dwMilliseconds: int = INFINITE) -> int:
     """WAIT_OBJECT_0 once the event is set (fence completions set it), WAIT_TIMEOUT after
     ``dwMilliseconds``."""
     ev = hHandle._core
+    if any(f.device.removed for f, _ in ev.waits):  # removal completes every fence wait
+        ev.set()
     if not ev.flag:
         for fence, value in list(ev.waits):
             if fence.wait(value, int(dwMilliseconds)):
@@ -62,11 +69,13 @@ def WaitForSingleObject(hHandle: HANDLE, dwMilliseconds: int = INFINITE) -> int:
     return WAIT_OBJECT_0
 
 
+@entry("WaitForSingleObjectEx")
 def WaitForSingleObjectEx(hHandle: HANDLE, dwMilliseconds: int = INFINITE,
                           bAlertable: bool = False) -> int:
     return WaitForSingleObject(hHandle, dwMilliseconds)
 
 
+@entry("CloseHandle")
 def CloseHandle(hObject: Any) -> bool:
     return True
 

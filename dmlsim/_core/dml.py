@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import config, registry, validation, views
+from . import binding, config, registry, validation, views
 from .commands import ExecutionFault, handler, record
 from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_INVALIDARG, E_NOTIMPL, HResultError, fail, \
     hresult_name
@@ -373,9 +373,21 @@ class DmlDispatch:
         return self.heap.slots[self.gpu_index:self.gpu_index + self.count]
 
 
+def volatile_hazard(d, descs):
+    """For a DESCRIPTORS_VOLATILE dispatchable, whose bindings RecordDispatch could not check:
+    the binding hazard of the descriptors read at execution (binding.hazards' text), or None."""
+    if not d.volatile:
+        return None
+    return binding.hazards(d.layout, *d.layout.split(descs))
+
+
 @handler(DmlDispatch)
 def _dispatch(cmd: DmlDispatch, ctx):
     d = cmd.dispatchable
     if d.device.removed_reason:
         raise ExecutionFault(f"the DirectML device was removed: {d.device.removed_message}")
+    hazard = volatile_hazard(d, cmd.descriptors())
+    if hazard:
+        raise ExecutionFault(f"binding hazard: {hazard} (DESCRIPTORS_VOLATILE: checked at "
+                             "execution, when the descriptors are read)")
     d.execute(cmd.descriptors(), ctx)

@@ -40,7 +40,7 @@ import numpy as np
 from jax import lax
 
 from .commands import Barrier, CopyRegion, ExecutionFault, SetHeaps, TRANSITION
-from .dml import DmlDispatch
+from .dml import DmlDispatch, volatile_hazard
 from .dtypes import UNSIGNED_OF_SIZE
 from .memory import convert, unit
 from .views import apply_dispatch
@@ -244,8 +244,8 @@ def _build_copy(b, i, rec) -> bool:
 def _build_dispatch(b, i, rec) -> bool:
     d = rec.dispatchable
     descs = b.key[b.st.dispatch_range[i]]
-    if any(x is not None and x.buffer.memory.host for x in descs):
-        return False
+    if any(x is not None and x.buffer.memory.host for x in descs) or volatile_hazard(d, descs):
+        return False  # the per-record path (and its fault, for a hazard)
 
     def slot(desc, extra, spec):
         return (b.mem(desc.buffer.memory), desc.offset + extra, spec)

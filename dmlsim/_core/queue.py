@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from . import listcompile
+from . import listcompile, sync
 from .commands import HANDLERS, ExecContext, ExecutionFault
 from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_FAIL, HResultError, fail
 
@@ -24,8 +24,33 @@ TRACE = None
 
 @dataclass(frozen=True)
 class Execute:
-    """ExecuteCommandLists: the core command lists, in order."""
+    """ExecuteCommandLists: what the lists held when they were submitted (``Submitted``)."""
     lists: tuple
+
+
+class Submitted:
+    """A closed command list as it was at ExecuteCommandLists: its records, allocator and
+    version. The list may be Reset and re-recorded while this waits behind a fence (legal in
+    D3D12: the work lives in the first allocator); what runs is what was submitted. Other
+    attributes (name, device, heaps for the debug layer) read through to the list."""
+
+    def __init__(self, cl):
+        self.list, self.records, self.allocator = cl, cl.records, cl.allocator
+        self.version, self.heaps, self._compiled = cl.version, cl.heaps, cl.compiled
+
+    def __getattr__(self, name):
+        return getattr(self.list, name)
+
+    @property
+    def compiled(self):  # listcompile's cache, shared with the list while it is unchanged
+        c = self.list.compiled
+        return c if c is not None and c.version == self.version else self._compiled
+
+    @compiled.setter
+    def compiled(self, value):
+        self._compiled = value
+        if self.list.version == self.version:
+            self.list.compiled = value
 
 
 @dataclass(frozen=True)
@@ -132,6 +157,7 @@ class Fence:
         self._fire()
         for q in list(Queue.blocked):
             q.pump()
+        sync.wake()
 
     def _fire(self):
         keep = []
@@ -142,23 +168,41 @@ class Fence:
                 keep.append((value, event))
         self.events = keep
 
-    def will_reach(self, value: int) -> bool:
+    def will_reach(self, value: int, held=frozenset()) -> bool:
+        """Whether submitted work will bring the fence to ``value``: a Signal already made, or
+        one queued behind a Wait that can itself be met (``held``: queues already assumed
+        stuck, so a cycle of Waits counts as never)."""
         return self.completed >= value or any(v >= value for v, _ in self.pending) or \
-            any(q.signals_pending(self, value) for q in Queue.blocked)
+            any(q.signals_pending(self, value) and q.can_proceed(held | {q})
+                for q in Queue.blocked if q not in held)
 
     def wait(self, value: int, timeout_ms: int) -> bool:
+        """Block (the object model's lock released) until the fence reaches ``value``; False at
+        the timeout. A removed device completes every wait, as D3D12 does. An INFINITE wait
+        for a value nothing submitted will signal is E_FAIL when no other thread could still
+        signal it from the CPU (with other threads, it waits, as D3D12 would)."""
         deadline = None if timeout_ms == INFINITE else time.monotonic() + timeout_ms / 1000
         while self.completed_value() < value:
+            if self.device.removed:
+                return True
             entry = next((m for v, m in self.pending if v >= value), None)
             if entry is not None and deadline is None:
                 entry.block()
                 continue
-            if deadline is None and not self.will_reach(value):
+            if deadline is None and not self.will_reach(value) and not sync.others_running():
+                stuck = [q.name or "a queue" for q in Queue.blocked]
+                why = (f"; queues {', '.join(stuck)} wait on each other's fences (a Wait cycle)"
+                       if stuck and any(q.signals_pending(self, value) for q in Queue.blocked)
+                       else "")
+                if self.device.observers:
+                    self.device.observers.queue_misuse(
+                        message=f"fence {self.name or ''} can never reach {value}{why}",
+                        message_id="FENCE_WAIT_NEVER_SIGNALED")
                 fail(E_FAIL, f"WaitForSingleObject: waiting forever: fence {self.name or ''} is at "
-                             f"{self.completed} and nothing submitted will signal {value}")
+                             f"{self.completed} and nothing submitted will signal {value}{why}")
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-            time.sleep(0.0005)
+            sync.pause(0.0005)
         return True
 
 
@@ -210,6 +254,11 @@ class Queue:
     def signals_pending(self, fence, value) -> bool:
         return any(isinstance(i, Signal) and i.fence is fence and i.value >= value
                    for i in self.items)
+
+    def can_proceed(self, held) -> bool:
+        """Whether this blocked queue's Wait can be met (see Fence.will_reach)."""
+        head = self.items[0] if self.items else None
+        return not isinstance(head, Wait) or head.fence.will_reach(head.value, held)
 
     def pump(self) -> None:
         while self.items:

@@ -195,6 +195,11 @@ ENTRIES = (
           "writes, and the CPU has not waited for that work with a fence.",
           "Signal a fence after ExecuteCommandLists and wait for it (SetEventOnCompletion + "
           "WaitForSingleObject, or GetCompletedValue) before touching the buffer."),
+    Entry(10103, "FENCE_WAIT_NEVER_SIGNALED", EXECUTION, ERROR, _D, "-",
+          "A CPU wait with INFINITE timeout for a fence value that nothing submitted will "
+          "signal: no Signal of that value is queued, or the queues that would signal it wait "
+          "on each other's fences (a cycle; real D3D12 hangs). The wait returns E_FAIL.",
+          "Signal the value (from a queue or the CPU) before waiting, and break the cycle."),
 )
 
 BY_NAME = {e.name: e for e in ENTRIES}

@@ -45,6 +45,8 @@ class D3D12DebugBreak(Exception):
     """Raised where a message the info queue breaks on (SetBreakOnSeverity / Category / ID)
     is produced; ``.message`` is the D3D12_MESSAGE-like tuple."""
 
+    passes_guard = True  # a debugger break, not an argument error: it reaches the caller
+
     def __init__(self, message: Message):
         super().__init__(format_line(message))
         self.message = message
