@@ -15,15 +15,13 @@ Every operator dmlsim implements has a function named as DirectMLX names it (``A
 where DirectMLX wraps the operator, otherwise inputs then attributes (DML field names).
 Each call creates its IDMLOperator, so mistakes are raised there as ``dmlx.<Function>: ...``.
 """
-from ._api.public import supported_operators as _supported
 from ._pythonic.dmlx_graph import (  # noqa: F401
     Compiled, ConstantData, Expression, Graph, InputTensor, NameScope, Reinterpret,
     TensorDesc, TensorPolicy)
 from ._pythonic.dmlx_functions import (  # noqa: F401
-    HAND_WRITTEN as _HAND_WRITTEN, ConvolutionBuilder, FusedActivation, GemmBuilder,
-    MaxPoolingBuilder, signature_functions as _signature_functions)
-from ._pythonic.dmlx_ops import dmlx_name, generated as _generated  # noqa: F401
+    ConvolutionBuilder, FusedActivation, GemmBuilder, MaxPoolingBuilder, all_functions)
+from ._pythonic.dmlx_ops import dmlx_name  # noqa: F401
 
-FUNCTIONS = {**_generated(n for n, _ in _supported()), **_signature_functions(), **_HAND_WRITTEN}
+FUNCTIONS = all_functions()
 """Every dmlx operator function by name."""
 globals().update(FUNCTIONS)

@@ -327,16 +327,20 @@ def test_in_place_identical_bindings_are_allowed(rig):
     assert rig.ids() == []
 
 
-def test_illegal_aliasing_of_a_volatile_operator_is_reported_at_execution(rig):
-    op = getattr(rig, "vol", None) or rig.compile(
-        "vol", flags=dml.DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE)
-    rig.vol = op
+def test_illegal_aliasing_of_a_volatile_operator_is_reported_at_execution(debug_layer):
+    """Checked when the descriptors are read; the hazard then removes the device, as it would
+    at RecordDispatch for an operator without DESCRIPTORS_VOLATILE (its own rig: the shared
+    one must stay alive)."""
+    rig = Rig()
+    op = rig.compile("vol", flags=dml.DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE)
     a = rig.buf("A", 32)
     rig.upload(a, np.ones(8, np.float32))
     rig.barrier(T.Transition(a, COPY_DEST, UAV))
     t = rig.dispatch(op, [bind(a, 0)], [bind(a, 16, 16)], "t")
     t.BindOutputs([bind(a, 0, 32)])  # late: volatile operators are checked at execution
-    rig.flush()
+    rig.cl.Close()
+    rig.queue.ExecuteCommandLists([rig.cl])
+    assert rig.d3d.GetDeviceRemovedReason() != dml.S_OK
     assert rig.text("DML_ILLEGAL_ALIASING") == (
         f"{ECL}, command 3 (RecordDispatch of DML_OPERATOR_ELEMENT_WISE_IDENTITY (compiled "
         "operator 'vol') with binding table 't'): binding hazard at execution (the operator is "

@@ -14,7 +14,7 @@ at Close) or device removal with the message as the reason.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Callable, TypeVar, cast
 
 from .._core import config, sync
 from .._core.hresult import (DXGI_ERROR_DEVICE_REMOVED, E_INVALIDARG, E_NOINTERFACE,
@@ -46,7 +46,10 @@ def _converted(method: str, exc: BaseException, args, kwargs) -> HResultError:
                                       f"{exc}); arguments: {_describe(args, kwargs)}")
 
 
-def guard(method: str, fn, void: bool = False, bound: bool = True):
+FnT = TypeVar("FnT", bound=Callable[..., Any])
+
+
+def guard(method: str, fn: FnT, void: bool = False, bound: bool = True) -> FnT:
     """``fn`` under the lock, with only HResultErrors escaping (see the module docstring)."""
     @functools.wraps(fn)
     def entry(*args, **kwargs):
@@ -68,12 +71,12 @@ def guard(method: str, fn, void: bool = False, bound: bool = True):
                     return None
                 raise converted from None
     setattr(entry, "__dmlsim_guarded__", True)
-    return entry
+    return cast(FnT, entry)
 
 
-def entry(name: str):
+def entry(name: str) -> Callable[[FnT], FnT]:
     """Decorator for public free functions (D3D12CreateDevice, WaitForSingleObject, ...)."""
-    def wrap(fn):
+    def wrap(fn: FnT) -> FnT:
         return guard(name, fn, bound=False)
     return wrap
 

@@ -1,7 +1,6 @@
 """Direct3D 12 interfaces (ID3D12Device, ID3D12Resource, ...), D3D12CreateDevice, DXGI."""
 from __future__ import annotations
 
-import os
 
 from typing import Any
 
@@ -13,6 +12,7 @@ from .._core.hresult import (DXGI_ERROR_INVALID_CALL, DXGI_ERROR_NOT_FOUND, E_IN
 from .._debug import install
 from . import d3d12_types as T
 from .com import IUnknown, NamedObject, adopt, seq_arg, entry
+from .limits import DESCRIPTOR_BYTES, MAX_SHADER_VISIBLE_DESCRIPTORS, UINT64_LIMIT, memory_budget
 from .info_queue import ID3D12DebugDevice, ID3D12InfoQueue, ID3D12InfoQueue1, report_live_objects
 
 HEAP_DEFAULT, HEAP_UPLOAD, HEAP_READBACK, HEAP_CUSTOM = (
@@ -24,30 +24,6 @@ UAV_FLAG = T.D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS
 def _jax_devices():
     import jax
     return jax.devices()
-
-
-_BUDGET: list = []
-UINT64_LIMIT = 1 << 64
-MAX_SHADER_VISIBLE_DESCRIPTORS = 1_000_000  # D3D12's limit for CBV/SRV/UAV heaps (tiers 1-2)
-DESCRIPTOR_BYTES = 64
-
-
-def memory_budget() -> int:
-    """Bytes dmlsim lets one device allocate: ``DMLSIM_MEMORY_BUDGET`` if set, else what the
-    JAX device reports (``bytes_limit``), else the machine's physical memory. Reported as the
-    adapter's DedicatedVideoMemory; one allocation beyond it is E_OUTOFMEMORY at creation."""
-    if not _BUDGET:
-        env = os.environ.get("DMLSIM_MEMORY_BUDGET")
-        value = int(env) if env else 0
-        if not value:
-            try:
-                value = int((_jax_devices()[0].memory_stats() or {}).get("bytes_limit", 0))
-            except Exception:  # noqa: BLE001 -- backends without memory_stats
-                value = 0
-        if not value:
-            value = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        _BUDGET.append(value)
-    return _BUDGET[0]
 
 
 class ID3D12Object(NamedObject):

@@ -15,7 +15,7 @@ import numpy as np
 from .._api import public as dml
 from .._core import dtypes
 from .dmlx_graph import Expression, TensorDesc, _fail
-from .dmlx_ops import dmlx_name, generic, make_node
+from .dmlx_ops import dmlx_name, generated, generic, make_node
 from .run import operator_desc
 
 # DirectMLX's positional order and defaults where they differ from the desc's field order.
@@ -475,3 +475,10 @@ HAND_WRITTEN = {f.__name__: f for f in (
     Add, Convolution, Gemm, Reduce, AveragePooling, MaxPooling, Slice, Cast, Split, Join,
     Padding, Upsample2D, ValueScale2D, Resample, BatchNormalization, MeanVarianceNormalization,
     TopK, FillValueConstant, FillValueSequence, Pow, ActivationSoftmax, Identity)}
+
+
+def all_functions() -> dict:
+    """Every dmlx operator function by name: generated for each implemented operator, then
+    DirectMLX's signatures and the hand-written ones over them."""
+    implemented = [n for n, _ in dml.supported_operators()]
+    return {**generated(implemented), **signature_functions(), **HAND_WRITTEN}

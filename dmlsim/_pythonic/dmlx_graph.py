@@ -116,6 +116,7 @@ class Node:
     inputs: list = field(default_factory=list)   # per flattened input slot: Expression/None
     outputs: list = field(default_factory=list)  # TensorDesc per output slot (None: absent)
     data: bytes = b""
+    op_type: str = ""               # operator: its DML_OPERATOR_TYPE name
 
 
 class Expression:

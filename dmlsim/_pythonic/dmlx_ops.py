@@ -96,7 +96,7 @@ def make_node(function, op_name, tensors: dict, attrs: dict, outputs: dict | Non
     for f in schema["inputs"]:
         v = tensors.get(f)
         ins.extend(v if isinstance(v, (list, tuple)) else [v])
-    node = Node("operator", graph._name(function), op=op, inputs=ins)
+    node = Node("operator", graph._name(function), op=op, inputs=ins, op_type=name)
     results = []
     for f in schema["outputs"]:
         v = getattr(desc.Desc, f)

@@ -1,0 +1,302 @@
+"""dmlsim.onnx's lowering: an ONNX model to one DirectML graph, as ONNX Runtime's DirectML
+provider builds it, through dmlx (dmlsim's DirectMLX) and IDMLDevice1::CompileGraph.
+
+The model is shape-inferred (``onnx.shape_inference``; every shape must be static) and lowered
+node by node with one rule per ONNX operator (``onnx_rules.RULES``). Conventions of the DML
+provider that the rules follow:
+
+- every tensor a node produces is packed; broadcasting reads an input through zero strides
+  (``Lowering.broadcast``), Reshape/Flatten/Squeeze/Unsqueeze are reinterpretations of the same
+  bytes, Transpose and Expand are ELEMENT_WISE_IDENTITY of a strided view;
+- initializers become graph inputs flagged OWNED_BY_DML, bound once at initialization;
+- ONNX inputs that DML takes as desc fields (shape, axes, pads, starts/ends, K, ...) must be
+  constants: a node whose inputs are all constants is folded on the CPU with ONNX's reference
+  evaluator (``onnx.reference``), so Shape -> Gather -> Concat chains disappear; otherwise the
+  rule fails naming the node and input;
+- an activation whose only consumer is Conv, ConvTranspose, Gemm, MatMul, BatchNormalization,
+  InstanceNormalization or Add is folded into that node's FusedActivation (Add becomes ADD1);
+- bool tensors are UINT8; int64 is native.
+
+Errors: a node dmlsim cannot lower is E_NOTIMPL naming the node and its op type; a desc DML
+rejects is E_INVALIDARG, ``dmlsim.onnx: node 3 'conv1' (Conv): dmlx.Convolution: ...``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, shape_inference
+from onnx.reference import ReferenceEvaluator
+
+from .._api import public as dml
+from .._core import dtypes
+from . import dmlx_graph as G
+from .dmlx_functions import Identity
+
+FUSABLE_INTO = {"Conv", "ConvTranspose", "Gemm", "MatMul", "BatchNormalization",
+                "InstanceNormalization", "Add"}
+FOLD_LIMIT = 1 << 20  # elements: larger all-constant nodes run on the device instead
+
+
+def fail(hr, message):
+    raise dml.HResultError(hr, f"dmlsim.onnx: {message}")
+
+
+@dataclass
+class Value:
+    """An ONNX value: its shape and numpy dtype, a constant's data, and (once the graph needs it
+    as a tensor) the dmlx Expression holding it, packed, with sizes ``shape`` (or [1])."""
+
+    shape: tuple
+    dtype: np.dtype
+    const: np.ndarray | None = None
+    expr: Any = None
+
+
+def sizes_of(shape) -> list:
+    return [int(s) for s in shape] or [1]
+
+
+def packed_strides(sizes) -> list:
+    return list(dtypes.packed_strides(tuple(sizes)))
+
+
+def dml_type(np_dtype) -> int:
+    d = np.dtype(np_dtype)
+    return dtypes.dml_type_of(np.dtype(np.uint8) if d == np.bool_ else d)
+
+
+class Lowering:
+    """Lowers one ONNX graph onto a dmlx Graph; ``compile()`` gives the session's pieces."""
+
+    def __init__(self, model, device, rules: dict, activations: dict):
+        self.rules, self.activations = rules, activations
+        model = onnx.load(model) if isinstance(model, str) else model
+        if model.graph.sparse_initializer:
+            fail(dml.E_NOTIMPL, "sparse initializers are not supported")
+        try:
+            model = shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+        except Exception as e:  # noqa: BLE001 -- onnx's checker says why
+            fail(dml.E_INVALIDARG, f"shape inference failed: {e}")
+        self.model, self.device = model, device
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
+                          1)
+        self.graph = G.Graph(device)
+        self.values: dict = {}
+        self.owned: list = []    # (graph input index, array) bound at initialization
+        self.inputs: list = []   # (name, graph input index, Value) runtime inputs
+        self.next_index = 0
+        self.types = {vi.name: vi for vi in list(model.graph.value_info) +
+                      list(model.graph.input) + list(model.graph.output)}
+        self.lowered: list = []  # (node index, node, [output Values]) for `dmlsim lower`
+
+    # ---- values --------------------------------------------------------------------------
+    def info(self, name):
+        vi = self.types.get(name)
+        if vi is None or not vi.type.HasField("tensor_type"):
+            fail(dml.E_NOTIMPL, f"value '{name}' is not a tensor (sequences, maps and optional "
+                                "types are not supported)")
+        t = vi.type.tensor_type
+        if t.elem_type == onnx.TensorProto.STRING:
+            fail(dml.E_NOTIMPL, f"value '{name}' is a string tensor; DirectML has no strings")
+        dims = []
+        for d in t.shape.dim:
+            if not d.HasField("dim_value"):
+                fail(dml.E_INVALIDARG, f"value '{name}' has a dynamic dimension "
+                                       f"'{d.dim_param or '?'}'; DirectML graphs need static "
+                                       "shapes (give the input a fixed shape)")
+            dims.append(int(d.dim_value))
+        return tuple(dims), helper.tensor_dtype_to_np_dtype(t.elem_type)
+
+    def tensor(self, v: Value, name="constant"):
+        """The Expression holding ``v`` (constants become OWNED_BY_DML graph inputs)."""
+        if v.expr is None:
+            if v.const is None:
+                fail(dml.E_INVALIDARG, f"value '{name}' has no tensor")
+            data = np.ascontiguousarray(v.const.astype(np.uint8) if v.dtype == np.bool_
+                                        else v.const)
+            index = self.next_index
+            self.next_index += 1
+            desc = G.TensorDesc(dml_type(v.dtype), dml.DML_TENSOR_FLAG_OWNED_BY_DML,
+                                sizes_of(v.shape))
+            v.expr = G.InputTensor(self.graph, index, desc)
+            self.owned.append((index, data))
+        return v.expr
+
+    def constant(self, name, node, what):
+        """An input DML needs as a desc field: it must be a constant."""
+        v = self.values.get(name)
+        if v is None or v.const is None:
+            fail(dml.E_INVALIDARG, f"{self.label(node)}: input '{name}' ({what}) must be a "
+                                   "constant (an initializer or foldable from them); DirectML "
+                                   "takes it as an operator attribute")
+        return v.const
+
+    def label(self, node):
+        return f"node {self.node_index} '{node.name}' ({node.op_type})"
+
+    # ---- lowering ------------------------------------------------------------------------
+    def lower(self):
+        g = self.model.graph
+        for init in g.initializer:
+            arr = numpy_helper.to_array(init)
+            self.values[init.name] = Value(tuple(arr.shape), arr.dtype, arr)
+        for vi in g.input:
+            if vi.name in self.values:
+                continue
+            shape, dt = self.info(vi.name)
+            v = Value(shape, dt)
+            index = self.next_index
+            self.next_index += 1
+            v.expr = G.InputTensor(self.graph, index, G.TensorDesc(dml_type(dt),
+                                                                   sizes_of(shape)))
+            self.values[vi.name] = v
+            self.inputs.append((vi.name, index, v))
+        fused = self._fusions()
+        for k, node in enumerate(g.node):
+            self.node_index = k
+            if k in fused.values():
+                continue
+            self._lower_node(node, fused.get(k))
+        return self
+
+    def _fusions(self) -> dict:
+        """{producer node index: activation node index} for foldable activations."""
+        ACTIVATIONS = self.activations
+        g = self.model.graph
+        consumers: dict = {}
+        for k, node in enumerate(g.node):
+            for name in node.input:
+                consumers.setdefault(name, []).append(k)
+        outputs = {o.name for o in g.output}
+        producer = {o: k for k, node in enumerate(g.node) for o in node.output}
+        out = {}
+        for k, node in enumerate(g.node):
+            if node.op_type not in ACTIVATIONS or len(node.input) != 1:
+                continue
+            src = node.input[0]
+            p = producer.get(src)
+            if p is None or g.node[p].op_type not in FUSABLE_INTO or src in outputs or \
+                    len(consumers.get(src, [])) != 1 or len(g.node[p].output) != 1:
+                continue
+            if ACTIVATIONS[node.op_type](node, self) is None:
+                continue
+            out[p] = k
+        return out
+
+    def _lower_node(self, node, fused_index):
+        g = self.model.graph
+        ins = [self.values.get(n) if n else None for n in node.input]
+        missing = [n for n, v in zip(node.input, ins) if n and v is None]
+        if missing:
+            fail(dml.E_INVALIDARG, f"{self.label(node)}: input '{missing[0]}' is not produced "
+                                   "by any earlier node")
+        if node.op_type == "Constant" or self._foldable(node, ins):
+            self._fold(node, ins)
+            return
+        if node.domain not in ("", "ai.onnx") or node.op_type not in self.rules:
+            fail(dml.E_NOTIMPL, f"{self.label(node)}: no lowering in dmlsim.onnx for "
+                                f"{node.domain + '.' if node.domain else ''}{node.op_type}")
+        act = None
+        names = list(node.output)
+        if fused_index is not None:
+            act_node = g.node[fused_index]
+            act = self.activations[act_node.op_type](act_node, self)
+            names = list(act_node.output)
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        try:
+            outs = self.rules[node.op_type](self, node, ins, attrs, act)
+        except dml.HResultError as e:
+            if e.message.startswith("dmlsim.onnx: "):
+                raise
+            fail(e.hresult, f"{self.label(node)}: {e.message}")
+        outs = outs if isinstance(outs, list) else [outs]
+        made = []
+        for name, v in zip(names, outs):
+            if name and v is not None:
+                self.values[name] = v
+                made.append(v)
+        self.lowered.append((self.node_index, node, made))
+
+    def _foldable(self, node, ins) -> bool:
+        if not ins or any(v is None or v.const is None for v in ins if v is not None):
+            return False
+        if all(v is None for v in ins):
+            return False
+        return all(int(np.prod(self.info(o)[0] or (1,))) <= FOLD_LIMIT
+                   for o in node.output if o in self.types) if node.output else False
+
+    def _fold(self, node, ins):
+        names = [f"in{i}" for i in range(len(node.input))]
+        feeds = {n: v.const for n, v in zip(names, ins) if v is not None}
+        one = helper.make_node(node.op_type, [n if node.input[i] else "" for i, n in
+                                              enumerate(names)],
+                               [f"out{i}" for i in range(len(node.output))], domain=node.domain)
+        one.attribute.extend(node.attribute)
+        inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(
+            feeds[n].dtype), feeds[n].shape) for n in names if n in feeds]
+        outputs = [helper.make_tensor_value_info(f"out{i}", onnx.TensorProto.UNDEFINED, None)
+                   for i in range(len(node.output))]
+        model = helper.make_model(helper.make_graph([one], "fold", inputs, outputs),
+                                  opset_imports=self.model.opset_import)
+        try:
+            results = ReferenceEvaluator(model).run(None, feeds)
+        except Exception as e:  # noqa: BLE001 -- the reference evaluator says why
+            fail(dml.E_INVALIDARG, f"{self.label(node)}: folding this all-constant node "
+                                   f"failed: {e}")
+        for name, arr in zip(node.output, results):
+            if name:
+                arr = np.asarray(arr)
+                self.values[name] = Value(tuple(arr.shape), arr.dtype, arr)
+
+    # ---- helpers for the rules -----------------------------------------------------------
+    def new(self, expr, shape, dtype) -> Value:
+        """A Value for a node's output ``expr``; its sizes are reinterpreted to ``shape``."""
+        want = sizes_of(shape)
+        if list(expr.GetOutputDesc().sizes) != want:
+            expr = G.Reinterpret(expr, want, None)
+        return Value(tuple(int(s) for s in shape), np.dtype(dtype), None, expr)
+
+    def view(self, v: Value, sizes, strides=None, name="value"):
+        """``v``'s tensor read with other sizes (same bytes; packed unless ``strides``)."""
+        e = self.tensor(v, name)
+        if list(e.GetOutputDesc().sizes) == list(sizes) and strides is None and \
+                e.GetOutputDesc().strides is None:
+            return e
+        return G.Reinterpret(e, [int(s) for s in sizes],
+                             None if strides is None else [int(s) for s in strides])
+
+    def broadcast(self, v: Value, shape, rank=None):
+        """``v`` read as ``shape`` (numpy broadcasting, right-aligned) through zero strides,
+        with leading 1s up to ``rank`` dimensions."""
+        shape = tuple(shape)
+        if rank is not None and len(shape) < rank:
+            shape = (1,) * (rank - len(shape)) + shape
+        src = (1,) * (len(shape) - len(v.shape)) + tuple(v.shape)
+        if src == shape:
+            return self.view(v, sizes_of(shape))
+        packed = packed_strides(sizes_of(src))
+        strides = [0 if s == 1 and t != 1 else p for s, t, p in zip(src, shape, packed)]
+        return self.view(v, sizes_of(shape), strides)
+
+    def axis(self, axis, rank):
+        axis = int(axis)
+        return axis + rank if axis < 0 else axis
+
+    # ---- the result ----------------------------------------------------------------------
+    def outputs(self):
+        """(name, Expression, Value) per graph output: an IDENTITY where the output is a
+        graph input, a constant or a reinterpretation (graph outputs come from operators)."""
+        out = []
+        for o in self.model.graph.output:
+            v = self.values.get(o.name)
+            if v is None:
+                fail(dml.E_INVALIDARG, f"graph output '{o.name}' is not produced by any node")
+            e = self.tensor(v, o.name)
+            src, _ = G._source(e)
+            if src.kind != "operator" or e.GetOutputDesc().strides is not None:
+                e = Identity(e)
+            out.append((o.name, e, v))
+        return out
