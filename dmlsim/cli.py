@@ -43,6 +43,31 @@ def _dispatch(args) -> int:
     return 0
 
 
+def _onnx_session(args):
+    from . import onnx as donnx
+    return donnx.prepare(args.model, feature_level=args.feature_level)
+
+
+def _lower(args) -> int:
+    print(_onnx_session(args).describe())
+    return 0
+
+
+def _run(args) -> int:
+    import numpy as np
+    session = _onnx_session(args)
+    feeds = {}
+    for item in args.input or []:
+        name, _, path = item.partition("=")
+        feeds[name] = np.load(path)
+    for name, value in zip(session.output_names, session.run(None, feeds)):
+        if args.output:
+            np.save(f"{args.output.rstrip('/')}/{name}.npy", value)
+        print(f"{name}: {value.dtype} {list(value.shape)}")
+        print(np.array2string(value, threshold=50))
+    return 0
+
+
 def _hello(args) -> int:
     import runpy
     from pathlib import Path
@@ -63,6 +88,15 @@ def main(argv=None) -> int:
     d.add_argument("-o", "--output-path", default=".",
                    help="folder that writeFile targets are relative to (default: .)")
     d.set_defaults(fn=_dispatch)
+    for name, fn, text in (("lower", _lower, "print the DML graph an ONNX model becomes"),
+                           ("run", _run, "run an ONNX model through DirectML operators")):
+        c = sub.add_parser(name, help=text)
+        c.add_argument("model")
+        c.add_argument("--feature-level", help="emulate this DML_FEATURE_LEVEL, e.g. 5_1")
+        if name == "run":
+            c.add_argument("--input", action="append", metavar="NAME=FILE.npy")
+            c.add_argument("--output", metavar="DIR", help="save each output as DIR/NAME.npy")
+        c.set_defaults(fn=fn)
     o = sub.add_parser("ops", help="list DML_OPERATOR_TYPEs with feature level and support")
     o.add_argument("--implemented", action="store_true", help="only operators dmlsim implements")
     o.add_argument("--feature-level", help="only operators available at this level, e.g. 5_1")

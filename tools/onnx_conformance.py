@@ -64,15 +64,10 @@ def _data_sets(case):
 
 def run_case(case) -> str | None:
     """None if the case passes, else the reason."""
-    try:
-        session = donnx.prepare(_model(case))
-    except dml.HResultError as e:
-        return f"{dml.hresult_name(e.hresult)}: {e.message}"
-    except Exception as e:  # noqa: BLE001 -- reported: a bug to fix
-        return f"BUG at prepare: {type(e).__name__}: {e}"
+    rep = donnx.Backend.prepare(_model(case))
     for ins, want in _data_sets(case):
         try:
-            got = session.run(None, dict(zip(session.input_names, ins)))
+            got = rep.run(ins)
         except dml.HResultError as e:
             return f"{dml.hresult_name(e.hresult)} at run: {e.message}"
         except Exception as e:  # noqa: BLE001 -- reported: a bug to fix

@@ -33,7 +33,7 @@ def _seq(value, what):
 def _int(value, what, lo=0, hi=UINT32_MAX):
     try:
         v = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         fail(E_INVALIDARG, f"{what} must be an integer, got {value!r}")
     if v != value and not isinstance(value, bool):
         fail(E_INVALIDARG, f"{what} must be an integer, got {value!r}")
@@ -109,8 +109,14 @@ def _attribute(f, value, what, normalize_op):
         seq = _seq(value, what)
         if seq is None:
             return None
-        conv = (lambda v: float(np.float32(v))) if st == "float_array" else int
-        return tuple(conv(v) for v in seq)
+        if st == "float_array":
+            try:
+                return tuple(float(np.float32(v)) for v in seq)
+            except (TypeError, ValueError):
+                fail(E_INVALIDARG, f"{what} must hold numbers, got {value!r}")
+        lo = -(2**31) if st == "int_array" else 0
+        hi = 2**31 - 1 if st == "int_array" else UINT32_MAX
+        return tuple(_int(v, f"{what}[{i}]", lo, hi) for i, v in enumerate(seq))
     if st == "scale_bias":
         if value is None:
             return None
@@ -118,7 +124,8 @@ def _attribute(f, value, what, normalize_op):
     if st == "scalar_union":
         return bytes(value.Bytes) if value is not None else bytes(8)
     if st == "size_2d":
-        return (int(value.Width), int(value.Height))
+        return (_int(value.Width, f"{what}.Width", 0, UINT32_MAX),
+                _int(value.Height, f"{what}.Height", 0, UINT32_MAX))
     if st == "operator_desc":
         return None if value is None else normalize_op(value, what)
     if st == "operator_desc_array":

@@ -44,6 +44,15 @@ def fail(hr, message):
     raise dml.HResultError(hr, f"dmlsim.onnx: {message}")
 
 
+class NeedsConstant(dml.HResultError):
+    """A rule needs ``name`` as a constant (a desc field); sessions that know the graph
+    inputs' values (the ONNX backend) bind such inputs as constants and lower again."""
+
+    def __init__(self, name, message):
+        super().__init__(dml.E_INVALIDARG, f"dmlsim.onnx: {message}")
+        self.name = name
+
+
 @dataclass
 class Value:
     """An ONNX value: its shape and numpy dtype, a constant's data, and (once the graph needs it
@@ -65,7 +74,10 @@ def packed_strides(sizes) -> list:
 
 def dml_type(np_dtype) -> int:
     d = np.dtype(np_dtype)
-    return dtypes.dml_type_of(np.dtype(np.uint8) if d == np.bool_ else d)
+    try:
+        return dtypes.dml_type_of(np.dtype(np.uint8) if d == np.bool_ else d)
+    except TypeError:
+        fail(dml.E_NOTIMPL, f"element type {d.name} has no DML_TENSOR_DATA_TYPE")
 
 
 class Lowering:
@@ -91,6 +103,7 @@ class Lowering:
         self.types = {vi.name: vi for vi in list(model.graph.value_info) +
                       list(model.graph.input) + list(model.graph.output)}
         self.lowered: list = []  # (node index, node, [output Values]) for `dmlsim lower`
+        self.const_views: dict = {}
 
     # ---- values --------------------------------------------------------------------------
     def info(self, name):
@@ -129,9 +142,9 @@ class Lowering:
         """An input DML needs as a desc field: it must be a constant."""
         v = self.values.get(name)
         if v is None or v.const is None:
-            fail(dml.E_INVALIDARG, f"{self.label(node)}: input '{name}' ({what}) must be a "
-                                   "constant (an initializer or foldable from them); DirectML "
-                                   "takes it as an operator attribute")
+            raise NeedsConstant(name, f"{self.label(node)}: input '{name}' ({what}) must be a "
+                                      "constant (an initializer or foldable from them); "
+                                      "DirectML takes it as an operator attribute")
         return v.const
 
     def label(self, node):
@@ -260,7 +273,20 @@ class Lowering:
         return Value(tuple(int(s) for s in shape), np.dtype(dtype), None, expr)
 
     def view(self, v: Value, sizes, strides=None, name="value"):
-        """``v``'s tensor read with other sizes (same bytes; packed unless ``strides``)."""
+        """``v``'s tensor read with other sizes (same bytes; packed unless ``strides``). A
+        constant gets its own OWNED_BY_DML input per view (dmlsim stores an OWNED_BY_DML
+        input once, so its consumers must agree on its desc), broadcast data materialized."""
+        if v.const is not None and (list(sizes) != sizes_of(v.shape) or strides is not None):
+            key = (id(v), tuple(sizes), None if strides is None else tuple(strides))
+            if key not in self.const_views:
+                flat = np.ascontiguousarray(v.const).reshape(-1)
+                data = flat.reshape(sizes) if strides is None else \
+                    np.lib.stride_tricks.as_strided(
+                        flat, shape=tuple(sizes),
+                        strides=tuple(int(t) * flat.itemsize for t in strides))
+                self.const_views[key] = (v, Value(tuple(sizes), v.dtype,
+                                                  np.ascontiguousarray(data)))
+            return self.tensor(self.const_views[key][1], name)
         e = self.tensor(v, name)
         if list(e.GetOutputDesc().sizes) == list(sizes) and strides is None and \
                 e.GetOutputDesc().strides is None:

@@ -90,10 +90,25 @@ for _onnx, _fn in {"Sqrt": "Sqrt", "Exp": "Exp", "Log": "Log", "Abs": "Abs", "Ne
                    "Sin": "Sin", "Cos": "Cos", "Tan": "Tan", "Asin": "Asin", "Acos": "Acos",
                    "Atan": "Atan", "Sinh": "Sinh", "Cosh": "Cosh", "Asinh": "Asinh",
                    "Acosh": "Acosh", "Atanh": "Atanh", "Sign": "Sign", "BitwiseNot": "BitNot",
-                   "Identity": "Identity", "Dropout": "Identity"}.items():
+                   "Identity": "Identity"}.items():
     RULES[_onnx] = unary(_fn)
 RULES.update(Gelu=_gelu, Round=unary("Round", RoundingMode=0), Not=unary("Not", True),
              IsNaN=unary("IsNaN", True))
+
+
+def _dropout(L, node, ins, attrs, act):
+    """Inference: IDENTITY, and a mask of ones when asked for (training_mode must be false)."""
+    x = ins[0]
+    if len(ins) > 2 and ins[2] is not None:
+        training = L.constant(node.input[2], node, "training_mode")
+        if bool(np.asarray(training).reshape(())):
+            fail(dml.E_NOTIMPL, f"{L.label(node)}: training_mode=true (random dropout)")
+    out = [L.new(X["Identity"](L.tensor(x)), x.shape, x.dtype)]
+    if len(node.output) > 1 and node.output[1]:
+        ones = F.FillValueConstant(L.graph, [int(s) for s in x.shape] or [1],
+                                   dml.DML_TENSOR_DATA_TYPE_UINT8, 1)
+        out.append(L.new(ones, x.shape, np.bool_))
+    return out
 
 
 def _isinf(L, node, ins, attrs, act):
@@ -159,6 +174,8 @@ def _clip(L, node, ins, attrs, act):
         lo = L.constant(node.input[1], node, "min").reshape(())
     if len(ins) > 2 and ins[2] is not None:
         hi = L.constant(node.input[2], node, "max").reshape(())
+    if lo > hi:  # ONNX: every element becomes max; DML's max(Min, min(x, Max)) would give Min
+        lo = hi
     e = X["Clip1"](L.tensor(x), MinMaxDataType=dml_type(x.dtype), Min=x.dtype.type(lo),
                    Max=x.dtype.type(hi))
     return L.new(e, x.shape, x.dtype)
@@ -182,8 +199,8 @@ def _softmax(fn_name):
     return rule
 
 
-RULES.update(IsInf=_isinf, Mod=_mod, BitShift=_bitshift, Pow=_pow, Sum=nary("Add"),
-             Max=nary("Max"), Min=nary("Min"), Mean=nary("Add", mean=True), PRelu=_prelu,
+RULES.update(Dropout=_dropout, IsInf=_isinf, Mod=_mod, BitShift=_bitshift, Pow=_pow,
+             Sum=nary("Add"), Max=nary("Max"), Min=nary("Min"), Mean=nary("Add", mean=True), PRelu=_prelu,
              Where=_where, Clip=_clip, Cast=_cast,
              Softmax=_softmax("ActivationSoftmax1"),
              LogSoftmax=_softmax("ActivationLogSoftmax1"),

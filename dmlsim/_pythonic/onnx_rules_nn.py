@@ -9,6 +9,7 @@ import numpy as np
 
 from .._api import public as dml
 from . import dmlx_functions as F
+from .dmlx_graph import Reinterpret
 from .onnx_lower import Value, fail
 from .onnx_rules import X
 
@@ -64,7 +65,9 @@ def _conv(L, node, ins, attrs, act, backward=False):
         want = want[-n:]
         total = [strides[i] * (spatial[i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] +
                  1 - want[i] for i in range(n)]
-        upper = auto != "SAME_LOWER"
+        upper = auto == "SAME_UPPER"  # the spec: SAME_UPPER puts the odd one at the end
+        out_pad = [p + max(0, -t) for p, t in zip(out_pad, total)]  # a larger output: zeros
+        total = [max(0, t) for t in total]
         start = [t // 2 if upper else t - t // 2 for t in total]
         end = [t - s for t, s in zip(total, start)]
     if lifted:
@@ -132,12 +135,22 @@ def _pool(kind, global_=False):
         spatial = list(x.shape[2:])
         kernel = spatial if global_ else list(attrs["kernel_shape"])
         n = len(kernel)
-        if attrs.get("ceil_mode", 0):
-            fail(dml.E_NOTIMPL, f"{L.label(node)}: ceil_mode=1 (DML pools round down)")
         strides = [1] * n if global_ else list(attrs.get("strides", [1] * n))
         dilations = [1] * n if global_ else list(attrs.get("dilations", [1] * n))
         start, end = ([0] * n, [0] * n) if global_ else \
             _spatial_pads(L, node, attrs, spatial, kernel, strides, dilations)
+        if attrs.get("ceil_mode", 0):  # DML rounds down: more end padding gives the ceiling
+            if kind != "max" and attrs.get("count_include_pad", 0):
+                fail(dml.E_NOTIMPL, f"{L.label(node)}: ceil_mode=1 with count_include_pad=1 "
+                                    "(the added end padding would be counted)")
+            end = list(end)
+            for i in range(n):
+                k = (kernel[i] - 1) * dilations[i] + 1
+                size = spatial[i] + start[i] + end[i]
+                out = -(-(size - k) // strides[i]) + 1
+                if (out - 1) * strides[i] >= spatial[i] + start[i]:
+                    out -= 1  # the last window must start inside the input (ONNX)
+                end[i] += max(0, (out - 1) * strides[i] + k - size)
         if lifted:
             kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
             start, end = [0] + start, [0] + end
@@ -191,15 +204,32 @@ def _layernorm(L, node, ins, attrs, act):
     dimensions of those tensors). Mean and InvStdDev outputs are not produced."""
     x, scale = ins[0], ins[1]
     bias = ins[2] if len(ins) > 2 else None
-    if len(node.output) > 1 and any(node.output[1:]):
-        fail(dml.E_NOTIMPL, f"{L.label(node)}: the Mean and InvStdDev outputs")
     rank = len(x.shape)
     axis = L.axis(attrs.get("axis", -1), rank)
+    axes = list(range(axis, rank))
+    eps = float(attrs.get("epsilon", 1e-5))
     es = L.broadcast(scale, x.shape)
     eb = None if bias is None else L.broadcast(bias, x.shape)
-    y = F.MeanVarianceNormalization(L.tensor(x), es, eb, list(range(axis, rank)), True, True,
-                                    float(attrs.get("epsilon", 1e-5)))
-    return L.new(y, x.shape, x.dtype)
+    y = F.MeanVarianceNormalization(L.tensor(x), es, eb, axes, True, True, eps)
+    out = [L.new(y, x.shape, x.dtype)]
+    if len(node.output) > 1 and any(node.output[1:]):
+        # Mean and InvStdDev: REDUCE AVERAGE of x and of (x - mean)^2, then 1 / sqrt(. + eps)
+        kept = [1 if i in axes else s for i, s in enumerate(x.shape)]
+        mean = F.Reduce(L.tensor(x), dml.DML_REDUCE_FUNCTION_AVERAGE, axes)
+        wide = Reinterpret(mean, list(x.shape), [0 if i in axes else st for i, st in
+                                                   enumerate(_packed(kept))])
+        d = X["Subtract"](L.tensor(x), wide)
+        var = F.Reduce(X["Multiply"](d, d), dml.DML_REDUCE_FUNCTION_AVERAGE, axes)
+        inv = X["Recip"](X["Sqrt"](var, dml.DML_SCALE_BIAS(1.0, eps)))
+        out += [L.new(mean, kept, x.dtype), L.new(inv, kept, x.dtype)]
+    return out
+
+
+def _packed(sizes):
+    strides, step = [0] * len(sizes), 1
+    for i in range(len(sizes) - 1, -1, -1):
+        strides[i], step = step, step * sizes[i]
+    return strides
 
 
 def _lrn(L, node, ins, attrs, act):

@@ -13,7 +13,9 @@ from onnx.backend.base import Backend as _Backend, BackendRep
 
 from .._api import public as dml
 from .._core import config
-from .onnx_lower import Lowering, fail
+from onnx import numpy_helper
+
+from .onnx_lower import Lowering, NeedsConstant, fail
 from .onnx_rules import ACTIVATIONS, RULES as ELEMENTWISE
 from .onnx_rules_nn import RULES as NN
 from .onnx_rules_shape import RULES as SHAPE
@@ -43,8 +45,11 @@ class Session:
     list of NumPy arrays (ONNX Runtime's convention). ``lowering`` is what ``dmlsim lower``
     prints; ``compiled`` the IDMLCompiledOperator."""
 
-    def __init__(self, model, device=None, feature_level=None):
+    def __init__(self, model, device=None, feature_level=None, constant_inputs=None):
         self.device = device if device is not None else _device(feature_level)
+        model = onnx.load(model) if isinstance(model, str) else model
+        if constant_inputs:
+            model = with_constant_inputs(model, constant_inputs)
         self.lowering = L = Lowering(model, self.device, RULES, ACTIVATIONS).lower()
         outs = L.outputs()
         self.output_names = [n for n, _, _ in outs]
@@ -104,17 +109,52 @@ def prepare(model, device=None, feature_level=None) -> Session:
     return Session(model, device, feature_level)
 
 
+def with_constant_inputs(model, values: dict):
+    """``model`` with the graph inputs in ``values`` turned into initializers."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    keep = [vi for vi in out.graph.input if vi.name not in values]
+    del out.graph.input[:]
+    out.graph.input.extend(keep)
+    out.graph.initializer.extend(numpy_helper.from_array(np.asarray(a), n)
+                                 for n, a in values.items())
+    return out
+
+
 class BackendRepresentation(BackendRep):
-    def __init__(self, session: Session):
-        self.session = session
+    """A model for ONNX's backend runner. Lowered at the first run: graph inputs that DirectML
+    needs as attributes (a Reshape's shape, Reduce axes, Slice starts, ...) are bound as
+    constants with the values fed, as ONNX Runtime's provider reads such inputs on the CPU;
+    the graph is lowered again when those values change."""
+
+    def __init__(self, model):
+        self.model = model
+        self.names = [vi.name for vi in model.graph.input
+                      if vi.name not in {i.name for i in model.graph.initializer}]
+        self.constants: set = set()
+        self.session = None
+        self.key = None
 
     def run(self, inputs, **kwargs):
         if isinstance(inputs, dict):
             feeds = dict(inputs)
         else:
             inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
-            feeds = dict(zip(self.session.input_names, inputs))
-        return tuple(self.session.run(None, feeds))
+            feeds = dict(zip(self.names, inputs))
+        while True:
+            key = tuple((n, np.asarray(feeds[n]).tobytes()) for n in sorted(self.constants))
+            if self.session is None or key != self.key:
+                try:
+                    self.session = Session(self.model, constant_inputs={
+                        n: feeds[n] for n in self.constants})
+                    self.key = key
+                except NeedsConstant as e:
+                    if e.name in feeds and e.name not in self.constants:
+                        self.constants.add(e.name)
+                        continue
+                    raise
+            rest = {n: v for n, v in feeds.items() if n not in self.constants}
+            return tuple(self.session.run(None, rest))
 
 
 class Backend(_Backend):
@@ -123,7 +163,7 @@ class Backend(_Backend):
     @classmethod
     def prepare(cls, model, device="CPU", **kwargs):
         super().prepare(model, device, **kwargs)
-        return BackendRepresentation(prepare(model))
+        return BackendRepresentation(model)
 
     @classmethod
     def run_node(cls, node, inputs, device="CPU", outputs_info=None, **kwargs):
@@ -137,11 +177,14 @@ class Backend(_Backend):
         outs = [helper.make_tensor_value_info(o, onnx.TensorProto.UNDEFINED, None)
                 for o in node.output]
         model = helper.make_model(helper.make_graph([renamed], "node", vis, outs))
-        return BackendRepresentation(prepare(model)).run(list(inputs))
+        return BackendRepresentation(model).run(list(inputs))
 
     @classmethod
     def supports_device(cls, device: str) -> bool:
-        return device in ("CPU", "CUDA")
+        """CPU always; CUDA when JAX runs on a GPU (dmlsim's device is JAX's)."""
+        if device == "CPU":
+            return True
+        return device == "CUDA" and dml.info()["backend"] == "gpu"
 
 
 __all__ = ["Session", "prepare", "Backend", "BackendRepresentation", "supported_operators",
