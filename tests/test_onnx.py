@@ -1,13 +1,14 @@
 """dmlsim.onnx: ONNX's backend node tests through the Backend (tests/onnx_node_tests.txt:
 two per lowered operator; tools/onnx_conformance.py runs all of them), three whole models
 against ONNX Runtime's CPU provider, the CLI, and the errors."""
+import importlib.util
 from pathlib import Path
 
 import numpy as np
 import onnx
 import onnx.backend.test
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 import dmlsim as dml
 import dmlsim.onnx as donnx
@@ -34,78 +35,12 @@ def test_the_node_test_list_covers_every_lowered_operator():
 
 # ---- whole models against ONNX Runtime --------------------------------------------------------
 
-def _init(rng, name, shape, scale=0.3):
-    return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
-
-
-def _model(nodes, inputs, outputs, inits, opset=17):
-    return helper.make_model(helper.make_graph(nodes, "m", inputs, outputs, inits),
-                             opset_imports=[helper.make_opsetid("", opset)])
-
-
-def _vi(name, shape):
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
-
-
-def mlp():
-    rng = np.random.default_rng(1)
-    inits = [_init(rng, "w1", (16, 32)), _init(rng, "b1", (32,)), _init(rng, "w2", (32, 10)),
-             _init(rng, "b2", (10,))]
-    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"]),
-             helper.make_node("Relu", ["h"], ["r"]),
-             helper.make_node("Gemm", ["r", "w2", "b2"], ["z"]),
-             helper.make_node("Softmax", ["z"], ["y"], axis=1)]
-    return _model(nodes, [_vi("x", [8, 16])], [_vi("y", [8, 10])], inits), (8, 16)
-
-
-def cnn():
-    rng = np.random.default_rng(2)
-    inits = [_init(rng, "w1", (8, 3, 3, 3)), _init(rng, "c1", (8,)),
-             numpy_helper.from_array(rng.uniform(0.5, 1.5, 8).astype(np.float32), "scale"),
-             _init(rng, "bias", (8,)), _init(rng, "mean", (8,)),
-             numpy_helper.from_array(rng.uniform(0.5, 2, 8).astype(np.float32), "var"),
-             _init(rng, "w2", (16, 8, 3, 3)), _init(rng, "w3", (16, 10)), _init(rng, "b3", (10,))]
-    nodes = [helper.make_node("Conv", ["x", "w1", "c1"], ["a"], pads=[1, 1, 1, 1]),
-             helper.make_node("BatchNormalization", ["a", "scale", "bias", "mean", "var"], ["b"]),
-             helper.make_node("Relu", ["b"], ["c"]),
-             helper.make_node("MaxPool", ["c"], ["d"], kernel_shape=[2, 2], strides=[2, 2]),
-             helper.make_node("Conv", ["d", "w2"], ["e"], pads=[1, 1, 1, 1], strides=[2, 2]),
-             helper.make_node("Relu", ["e"], ["f"]),
-             helper.make_node("GlobalAveragePool", ["f"], ["g"]),
-             helper.make_node("Flatten", ["g"], ["h"]),
-             helper.make_node("Gemm", ["h", "w3", "b3"], ["z"]),
-             helper.make_node("Softmax", ["z"], ["y"], axis=-1)]
-    return _model(nodes, [_vi("x", [2, 3, 16, 16])], [_vi("y", [2, 10])], inits), (2, 3, 16, 16)
-
-
-def transformer():
-    """LayerNorm -> Q, K, V MatMuls -> 4 heads (Reshape, Transpose) -> scaled Softmax attention
-    -> output projection + residual -> LayerNorm -> MLP (Relu) + residual."""
-    rng = np.random.default_rng(3)
-    b, s, d, h = 2, 8, 32, 4
-    const = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
-             (("heads", [b, s, h, d // h]), ("flat", [b, s, d]))]
-    inits = const + [numpy_helper.from_array(np.ones(d, np.float32), "g1"),
-                     numpy_helper.from_array(np.zeros(d, np.float32), "z1"),
-                     numpy_helper.from_array(np.array(1 / np.sqrt(d // h), np.float32), "k")]
-    inits += [_init(rng, n, (d, d)) for n in ("wq", "wk", "wv", "wo")]
-    inits += [_init(rng, "w1", (d, 2 * d)), _init(rng, "w2", (2 * d, d))]
-    N = helper.make_node
-    nodes = [N("LayerNormalization", ["x", "g1", "z1"], ["n1"], axis=-1)]
-    for p in "qkv":
-        nodes += [N("MatMul", ["n1", f"w{p}"], [f"{p}0"]),
-                  N("Reshape", [f"{p}0", "heads"], [f"{p}1"]),
-                  N("Transpose", [f"{p}1"], [f"{p}2"], perm=[0, 2, 1, 3])]
-    nodes += [N("Transpose", ["k2"], ["kt"], perm=[0, 1, 3, 2]),
-              N("MatMul", ["q2", "kt"], ["s0"]), N("Mul", ["s0", "k"], ["s1"]),
-              N("Softmax", ["s1"], ["p"], axis=-1), N("MatMul", ["p", "v2"], ["o0"]),
-              N("Transpose", ["o0"], ["o1"], perm=[0, 2, 1, 3]),
-              N("Reshape", ["o1", "flat"], ["o2"]), N("MatMul", ["o2", "wo"], ["o3"]),
-              N("Add", ["o3", "x"], ["r1"]),
-              N("LayerNormalization", ["r1", "g1", "z1"], ["n2"], axis=-1),
-              N("MatMul", ["n2", "w1"], ["m1"]), N("Relu", ["m1"], ["m2"]),
-              N("MatMul", ["m2", "w2"], ["m3"]), N("Add", ["m3", "r1"], ["y"])]
-    return _model(nodes, [_vi("x", [b, s, d])], [_vi("y", [b, s, d])], inits), (b, s, d)
+_spec = importlib.util.spec_from_file_location(
+    "onnx_models", Path(__file__).resolve().parents[1] / "examples" / "onnx_models.py")
+models = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(models)
+mlp, cnn, transformer = models.mlp, models.cnn, models.transformer
+_model, _vi = models._model, models._vi
 
 
 @pytest.mark.parametrize("build", [mlp, cnn, transformer], ids=["mlp", "cnn", "transformer"])

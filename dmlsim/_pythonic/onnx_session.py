@@ -19,7 +19,7 @@ from .onnx_lower import Lowering, NeedsConstant, fail
 from .onnx_rules import ACTIVATIONS, RULES as ELEMENTWISE
 from .onnx_rules_nn import RULES as NN
 from .onnx_rules_shape import RULES as SHAPE
-from .run import device_state, execute
+from .run import Prepared, device_state
 
 RULES = {**ELEMENTWISE, **NN, **SHAPE}
 
@@ -59,6 +59,11 @@ class Session:
         self.input_names = [n for n, _, _ in L.inputs]
         self._index = {n: i for n, i, _ in L.inputs}
         self._owned = dict(L.owned)
+        self._prepared = Prepared(device_state(self.device), self.compiled, self._ins,
+                                  self._outs, self._owned)
+
+    def _shape_of(self, name):
+        return next(v.shape for n, _, v in self.lowering.inputs if n == name)
 
     def get_inputs(self):
         return [(n, v.shape, v.dtype) for n, _, v in self.lowering.inputs]
@@ -69,15 +74,20 @@ class Session:
         for name, index in self._index.items():
             if name not in feeds:
                 fail(dml.E_INVALIDARG, f"run: input '{name}' is not fed")
-            arrays[index] = np.asarray(feeds[name])
-        for index, data in self._owned.items():
-            arrays[index] = data
+            a = np.asarray(feeds[name])
+            want = self._ins[index][2]
+            if want is None:  # an input no node reads (CastLike's target: its type only)
+                continue
+            if a.size != int(np.prod(want.sizes)) or (a.shape != tuple(want.sizes) and
+                                                      a.shape != self._shape_of(name)):
+                fail(dml.E_INVALIDARG, f"run: input '{name}' has shape {list(a.shape)}; the "
+                                       f"model's is {list(self._shape_of(name))}")
+            arrays[index] = a.reshape(want.sizes)
         unknown = sorted(set(feeds) - set(self._index))
         if unknown:
             fail(dml.E_INVALIDARG, f"run: '{unknown[0]}' is not an input of the model "
                                    f"(inputs: {', '.join(self._index)})")
-        results = execute(device_state(self.device), self.compiled, self._ins, self._outs,
-                          arrays)
+        results = self._prepared(arrays)
         out = {}
         for name, r, (shape, dtype) in zip(self.output_names, results, self._shapes):
             out[name] = np.asarray(r).reshape(shape).astype(dtype, copy=False) \

@@ -308,3 +308,137 @@ def execute(st, compiled, ins, outs, arrays) -> list:
         results.append(flat[_physical_index(t)].copy())
         rb.Unmap(0, None)
     return results
+
+
+class Prepared:
+    """A compiled operator or graph made ready once (initialized with its OWNED_BY_DML arrays,
+    buffers and one closed command list: uploads, the dispatch, readbacks), then executed per
+    call: write the mapped UPLOAD buffers, ExecuteCommandLists the same list, wait on the fence,
+    read the mapped READBACK buffers. Inputs and outputs must be packed tensors. What an
+    application does per inference; what ``dmlsim.onnx`` sessions use."""
+
+    def __init__(self, st, compiled, ins, outs, owned):
+        self.st, self.compiled, self.ins, self.outs = st, compiled, ins, outs
+        for _, _, t in list(ins) + list(outs):
+            if t is not None and t.strides != dtypes.packed_strides(t.sizes):
+                raise TypeError("Prepared: inputs and outputs must be packed tensors")
+        d3d, dev = st["d3d"], st["dml"]
+        init_arrays = [owned.get(i) if t is not None and t.owned_by_dml else None
+                       for i, (_, _, t) in enumerate(ins)]
+        self._persistent = execute_init(st, compiled, ins, init_arrays)
+        props = compiled.GetBindingProperties()
+        count = max(1, props.RequiredDescriptorCount)
+        self._heap = d3d.CreateDescriptorHeap(dml.D3D12_DESCRIPTOR_HEAP_DESC(
+            dml.D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV, count,
+            dml.D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE))
+        table = dev.CreateBindingTable(dml.DML_BINDING_TABLE_DESC(
+            compiled, self._heap.GetCPUDescriptorHandleForHeapStart(),
+            self._heap.GetGPUDescriptorHandleForHeapStart(), count))
+        self._alloc = d3d.CreateCommandAllocator(dml.D3D12_COMMAND_LIST_TYPE_DIRECT)
+        cl = self._cl = d3d.CreateCommandList(0, dml.D3D12_COMMAND_LIST_TYPE_DIRECT,
+                                              self._alloc, None)
+        cl.SetDescriptorHeaps([self._heap])
+        if self._persistent is not None:
+            table.BindPersistentResource(dml.DML_BINDING_DESC(
+                dml.DML_BINDING_TYPE_BUFFER, dml.DML_BUFFER_BINDING(
+                    self._persistent, 0, props.PersistentResourceSize)))
+        if props.TemporaryResourceSize:
+            self._temp = _buffer(d3d, props.TemporaryResourceSize, 1)
+            table.BindTemporaryResource(dml.DML_BINDING_DESC(
+                dml.DML_BINDING_TYPE_BUFFER, dml.DML_BUFFER_BINDING(
+                    self._temp, 0, props.TemporaryResourceSize)))
+        self._uploads, bindings = [], []
+        for _, _, t in ins:
+            if t is None or t.owned_by_dml:
+                self._uploads.append(None)
+                bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_NONE, None))
+                continue
+            up, buf = _buffer(d3d, t.total_bytes, 2), _buffer(d3d, t.total_bytes, 1)
+            cl.CopyBufferRegion(buf, 0, up, 0, max(4, t.total_bytes))
+            self._uploads.append((up, buf, t))
+            bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
+                                                 dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes)))
+        table.BindInputs(bindings)
+        self._readbacks, bindings = [], []
+        for _, _, t in outs:
+            buf = _buffer(d3d, t.total_bytes, 1)
+            self._readbacks.append((buf, _buffer(d3d, t.total_bytes, 3), t))
+            bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
+                                                 dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes)))
+        table.BindOutputs(bindings)
+        cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
+        dev.CreateCommandRecorder().RecordDispatch(cl, compiled, table)
+        cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
+        for buf, rb, _ in self._readbacks:
+            cl.CopyResource(rb, buf)
+        cl.Close()
+        self._table = table
+
+    def __call__(self, arrays) -> list:
+        st = self.st
+        for entry, a in zip(self._uploads, arrays):
+            if entry is None:
+                continue
+            up, _, t = entry
+            data = np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=t.np_dtype),
+                                                        t.sizes))
+            view = up.Map(0, None)
+            view[:data.nbytes] = data.reshape(-1).view(np.uint8)
+            up.Unmap(0, None)
+        st["queue"].ExecuteCommandLists([self._cl])
+        st["value"] += 1
+        st["queue"].Signal(st["fence"], st["value"])
+        st["fence"].SetEventOnCompletion(st["value"], None)
+        removed = st["dml"].GetDeviceRemovedReason()
+        if removed:
+            raise dml.HResultError(removed, st["dml"].GetDeviceRemovedMessage())
+        out = []
+        for _, rb, t in self._readbacks:
+            raw = rb.Map(0, None)
+            n = int(np.prod(t.sizes))
+            out.append(raw[:n * t.itemsize].view(t.np_dtype).reshape(t.sizes).copy())
+            rb.Unmap(0, None)
+        return out
+
+
+def execute_init(st, compiled, ins, arrays):
+    """Initialize ``compiled`` with the OWNED_BY_DML ``arrays`` (per input slot, None for the
+    rest); returns its persistent resource (or None)."""
+    d3d, dev = st["d3d"], st["dml"]
+    init = dev.CreateOperatorInitializer([compiled])
+    props_i, props_e = init.GetBindingProperties(), compiled.GetBindingProperties()
+    count = max(1, props_i.RequiredDescriptorCount)
+    heap = d3d.CreateDescriptorHeap(dml.D3D12_DESCRIPTOR_HEAP_DESC(
+        dml.D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV, count,
+        dml.D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE))
+    alloc = d3d.CreateCommandAllocator(dml.D3D12_COMMAND_LIST_TYPE_DIRECT)
+    cl = d3d.CreateCommandList(0, dml.D3D12_COMMAND_LIST_TYPE_DIRECT, alloc, None)
+    cl.SetDescriptorHeaps([heap])
+    table = dev.CreateBindingTable(dml.DML_BINDING_TABLE_DESC(
+        init, heap.GetCPUDescriptorHandleForHeapStart(),
+        heap.GetGPUDescriptorHandleForHeapStart(), count))
+    persistent, keep = None, []
+    if props_e.PersistentResourceSize:
+        persistent = _buffer(d3d, props_e.PersistentResourceSize, 1)
+        items = []
+        for (_, _, t), a in zip(ins, arrays):
+            if t is None or not t.owned_by_dml or a is None:
+                items.append(None)
+                continue
+            up, buf = _buffer(d3d, t.total_bytes, 2), _buffer(d3d, t.total_bytes, 1)
+            data = np.zeros(t.total_bytes, np.uint8)
+            phys = data[:t.total_bytes // t.itemsize * t.itemsize].view(t.np_dtype)
+            phys[_physical_index(t)] = np.broadcast_to(np.asarray(a, dtype=t.np_dtype), t.sizes)
+            up.Map(0, None)[:t.total_bytes] = data
+            cl.CopyBufferRegion(buf, 0, up, 0, t.total_bytes)
+            keep += [up, buf]
+            items.append(dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes))
+        cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
+        table.BindInputs([dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER_ARRAY,
+                                               dml.DML_BUFFER_ARRAY_BINDING(len(items), items))])
+        table.BindOutputs([dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
+                                                dml.DML_BUFFER_BINDING(
+                                                    persistent, 0, props_e.PersistentResourceSize))])
+    dev.CreateCommandRecorder().RecordDispatch(cl, init, table)
+    _submit(st, cl, alloc)
+    return persistent
