@@ -107,6 +107,22 @@ def _matmul(L, node, ins, attrs, act):
     return L.new(y, shape, a.dtype)
 
 
+def _matmul_integer(L, node, ins, attrs, act):
+    """MATRIX_MULTIPLY_INTEGER over 4-D sizes; zero points per tensor ({1, 1, 1, 1}) or per
+    row of A / column of B."""
+    a, b = ins[0], ins[1]
+    azp = ins[2] if len(ins) > 2 else None
+    bzp = ins[3] if len(ins) > 3 else None
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        fail(dml.E_NOTIMPL, f"{L.label(node)}: only 2-D operands are lowered")
+    m, n = a.shape[0], b.shape[1]
+    za = None if azp is None else L.view(azp, [1, 1, int(np.prod(azp.shape)) or 1, 1])
+    zb = None if bzp is None else L.view(bzp, [1, 1, 1, int(np.prod(bzp.shape)) or 1])
+    y = X["MatrixMultiplyInteger"](L.view(a, [1, 1] + list(a.shape)), za,
+                                   L.view(b, [1, 1] + list(b.shape)), zb)
+    return L.new(y, (m, n), np.int32)
+
+
 def _reshaped(v, shape):
     """The same Value seen with another (element-count-preserving) shape: the same tensor,
     re-viewed by ``broadcast`` (same bytes), or the constant reshaped."""
@@ -242,7 +258,8 @@ def _lrn(L, node, ins, attrs, act):
 
 
 RULES = {"Conv": _conv, "ConvTranspose": lambda *a: _conv(*a, backward=True),
-         "MatMul": _matmul, "Gemm": _gemm, "MaxPool": _pool("max"),
+         "MatMul": _matmul, "MatMulInteger": _matmul_integer, "Gemm": _gemm,
+         "MaxPool": _pool("max"),
          "AveragePool": _pool("average"), "GlobalMaxPool": _pool("max", True),
          "GlobalAveragePool": _pool("average", True), "BatchNormalization": _batchnorm,
          "InstanceNormalization": _instancenorm, "LayerNormalization": _layernorm,

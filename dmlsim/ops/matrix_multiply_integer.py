@@ -1,0 +1,111 @@
+"""DML_OPERATOR_MATRIX_MULTIPLY_INTEGER: Output = (A - AZeroPoint) x (B - BZeroPoint), INT32.
+
+A is { [BatchCount], [ChannelCount], M, K }, B { .., K, N }, the output { .., M, N } (2 to 4
+dimensions from FL 4_0, exactly 4 before; A, B and the output share one DimensionCount); one
+independent product per batch and channel. A and its zero point share one type (INT8 or
+UINT8), as do B and its zero point. The zero points are per tensor or per row of A
+({ [1], [1], AZeroPointCount, [1] }, the count 1 or M) and per tensor or per column of B
+({ [1], [1], [1], BZeroPointCount }, the count 1 or N); from FL 5_2 they may have fewer
+dimensions (missing leading ones are 1).
+
+Where the page is silent: each difference is exact (at most 255 in magnitude) and every
+product and partial sum is accumulated in 32-bit two's-complement arithmetic, so a sum beyond
+INT32 wraps as 32-bit hardware accumulators do (the exact result modulo 2^32); the batch
+dimensions of A and B must equal each other (broadcast with zero strides, not smaller Sizes).
+"""
+import jax.numpy as jnp
+import numpy as np
+
+from .._core import dtypes
+from .._core.registry import Example, OperatorDef, Sizes, register, same_type
+from ._quantize import same_dimension_count
+
+A, AZP, B, BZP, OUT = "ATensor", "AZeroPointTensor", "BTensor", "BZeroPointTensor", \
+    "OutputTensor"
+
+
+def _zero_point(zp, rank, axis):
+    """A zero point as an array broadcastable against the operand: its count along ``axis``
+    (-2: rows of A, -1: columns of B), every other dimension 1."""
+    z = jnp.asarray(zp).astype(jnp.int32).reshape(-1)
+    shape = [1] * rank
+    shape[axis] = z.shape[0]
+    return z.reshape(shape)
+
+
+def matrix_multiply_integer(ATensor, AZeroPointTensor, BTensor, BZeroPointTensor, *, ctx):
+    a, b = jnp.asarray(ATensor).astype(jnp.int32), jnp.asarray(BTensor).astype(jnp.int32)
+    if AZeroPointTensor is not None:
+        a = a - _zero_point(AZeroPointTensor, a.ndim, -2)
+    if BZeroPointTensor is not None:
+        b = b - _zero_point(BZeroPointTensor, b.ndim, -1)
+    return jnp.matmul(a, b, preferred_element_type=jnp.int32)  # int32 sums wrap mod 2^32
+
+
+def matrix_multiply_integer_reference(ATensor, AZeroPointTensor, BTensor, BZeroPointTensor, *,
+                                      ctx):
+    """Exact Python-integer sums, then reduced modulo 2^32 into INT32."""
+    a = np.asarray(ATensor).astype(object)
+    b = np.asarray(BTensor).astype(object)
+    if AZeroPointTensor is not None:
+        z = np.asarray(AZeroPointTensor).astype(object).reshape(-1)
+        a = a - z.reshape([1] * (a.ndim - 2) + [z.shape[0], 1])
+    if BZeroPointTensor is not None:
+        z = np.asarray(BZeroPointTensor).astype(object).reshape(-1)
+        b = b - z.reshape([1] * (b.ndim - 1) + [z.shape[0]])
+    exact = np.einsum("...mk,...kn->...mn", a, b)
+    wrapped = np.vectorize(lambda v: (int(v) + 2**31) % 2**32 - 2**31, otypes=[np.int64])
+    return wrapped(exact).astype(np.int64)
+
+
+def output_sizes(spec, check):
+    a, b = spec.tensor[A], spec.tensor[B]
+    m, k = a.sizes[-2], a.sizes[-1]
+    kb, n = b.sizes[-2], b.sizes[-1]
+    if k != kb:
+        check.fail(f"ATensor.Sizes {list(a.sizes)} gives K = {k} but BTensor.Sizes "
+                   f"{list(b.sizes)} gives K = {kb}")
+    if a.sizes[:-2] != b.sizes[:-2]:
+        check.fail(f"ATensor.Sizes {list(a.sizes)} and BTensor.Sizes {list(b.sizes)} differ in "
+                   "the batch dimensions; broadcast with zero strides, not smaller Sizes")
+    return {OUT: Sizes(a.sizes[:-2] + (m, n), "ATensor and BTensor")}
+
+
+def zero_point_shapes(spec, check):
+    """AZeroPoint { .., 1 or M, 1 }, BZeroPoint { .., 1, 1 or N }; leading dimensions 1."""
+    a, b = spec.tensor[A], spec.tensor[B]
+    for name, operand, axis, what in ((AZP, a, -2, "M (per row)"), (BZP, b, -1,
+                                                                     "N (per column)")):
+        z = spec.tensor.get(name)
+        if z is None:
+            continue
+        sizes = (1,) * (4 - len(z.sizes)) + tuple(z.sizes) if len(z.sizes) > 1 else \
+            ((1, 1, z.sizes[0], 1) if axis == -2 else (1, 1, 1, z.sizes[0]))
+        count = sizes[axis]
+        others = [s for i, s in enumerate(sizes) if i != 4 + axis]
+        if any(s != 1 for s in others) or count not in (1, operand.sizes[axis]):
+            check.fail(f"{name}.Sizes is {list(z.sizes)}; it must be {{1, 1, 1, 1}} (per "
+                       f"tensor) or hold {operand.sizes[axis]} values along {what}, every other "
+                       "dimension 1")
+
+
+i8, u8 = np.int8, np.uint8
+register(OperatorDef(
+    "DML_OPERATOR_MATRIX_MULTIPLY_INTEGER", matrix_multiply_integer,
+    matrix_multiply_integer_reference, output_sizes=output_sizes,
+    rules=(same_dimension_count(A, B, OUT), same_type(A, AZP), same_type(B, BZP),
+           zero_point_shapes),
+    output_types=lambda spec: {OUT: dtypes.BY_SHORT_NAME["INT32"]},
+    examples=(
+        Example({A: u8([[[[1, 2], [3, 4]]]]), B: i8([[[[1, -1], [2, 0]]]])},
+                {OUT: np.int32([[[[5, -1], [11, -3]]]])}, {},
+                "no zero points: [1 2; 3 4] x [1 -1; 2 0]"),
+        Example({A: u8([[[[130, 131], [128, 128]]]]), AZP: u8([[[[128]]]]),
+                 B: u8([[[[10], [20]]]]), BZP: u8([[[[10]]]])},
+                {OUT: np.int32([[[[30], [0]]]])}, {},
+                "per-tensor zero points 128 and 10: [2 3; 0 0] x [0; 10]"),
+        Example({A: i8([[1, 1], [1, 1]]), AZP: i8([[0], [1]]), B: i8([[2, 3], [4, 5]]),
+                 BZP: i8([[1, 0]])}, {OUT: np.int32([[4, 8], [0, 0]])}, {},
+                "2-D (FL 4_0); per-row A zero points [0; 1], per-column B zero points [1 0]"),
+    ),
+    module=__name__))
