@@ -146,8 +146,10 @@ def _buffer(d3d, size, heap):
                                        state, None)
 
 
-def _submit(st, cl, alloc):
-    cl.Close()
+def _submit(st, cl, alloc=None):
+    """Close (if open) and execute ``cl`` on ``st``'s queue, then wait for it."""
+    if alloc is not None:
+        cl.Close()
     st["queue"].ExecuteCommandLists([cl])
     st["value"] += 1
     st["queue"].Signal(st["fence"], st["value"])
@@ -385,13 +387,7 @@ class Prepared:
             view = up.Map(0, None)
             view[:data.nbytes] = data.reshape(-1).view(np.uint8)
             up.Unmap(0, None)
-        st["queue"].ExecuteCommandLists([self._cl])
-        st["value"] += 1
-        st["queue"].Signal(st["fence"], st["value"])
-        st["fence"].SetEventOnCompletion(st["value"], None)
-        removed = st["dml"].GetDeviceRemovedReason()
-        if removed:
-            raise dml.HResultError(removed, st["dml"].GetDeviceRemovedMessage())
+        _submit(st, self._cl)  # closed once, executed again each call
         out = []
         for _, rb, t in self._readbacks:
             raw = rb.Map(0, None)
@@ -436,9 +432,9 @@ def execute_init(st, compiled, ins, arrays):
         cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
         table.BindInputs([dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER_ARRAY,
                                                dml.DML_BUFFER_ARRAY_BINDING(len(items), items))])
+        size = props_e.PersistentResourceSize
         table.BindOutputs([dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
-                                                dml.DML_BUFFER_BINDING(
-                                                    persistent, 0, props_e.PersistentResourceSize))])
+                                                dml.DML_BUFFER_BINDING(persistent, 0, size))])
     dev.CreateCommandRecorder().RecordDispatch(cl, init, table)
     _submit(st, cl, alloc)
     return persistent

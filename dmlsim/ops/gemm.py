@@ -75,13 +75,19 @@ def gemm_sizes(spec, check):
     ta, tb = spec.attr["TransA"], spec.attr["TransB"]
     m, ka = (a.sizes[-1], a.sizes[-2]) if ta == TRANSPOSE else (a.sizes[-2], a.sizes[-1])
     kb, n = (b.sizes[-1], b.sizes[-2]) if tb == TRANSPOSE else (b.sizes[-2], b.sizes[-1])
+    return {OUT: product_sizes(check, a, b, m, ka, kb, n, f" (TransA {ta}, TransB {tb})")}
+
+
+def product_sizes(check, a, b, m, ka, kb, n, note=""):
+    """{ batch.., M, N } of a batched product of ATensor ``a`` and BTensor ``b``: K and the
+    batch sizes must agree (shared with the integer products)."""
     if ka != kb:
         check.fail(f"ATensor.Sizes {list(a.sizes)} gives K = {ka} but BTensor.Sizes "
-                   f"{list(b.sizes)} gives K = {kb} (TransA {ta}, TransB {tb})")
+                   f"{list(b.sizes)} gives K = {kb}{note}")
     if a.sizes[:-2] != b.sizes[:-2]:
         check.fail(f"ATensor.Sizes {list(a.sizes)} and BTensor.Sizes {list(b.sizes)} differ in "
                    "the batch dimensions; broadcast with zero strides, not smaller Sizes")
-    return {OUT: Sizes(a.sizes[:-2] + (m, n), "ATensor and BTensor")}
+    return Sizes(a.sizes[:-2] + (m, n), "ATensor and BTensor")
 
 
 def transforms(spec, check):

@@ -17,8 +17,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._core import dtypes
-from .._core.registry import Example, OperatorDef, Sizes, register, same_type
+from .._core.registry import Example, OperatorDef, register, same_type
 from ._quantize import same_dimension_count
+from .gemm import product_sizes
 
 A, AZP, B, BZP, OUT = "ATensor", "AZeroPointTensor", "BTensor", "BZeroPointTensor", \
     "OutputTensor"
@@ -60,15 +61,7 @@ def matrix_multiply_integer_reference(ATensor, AZeroPointTensor, BTensor, BZeroP
 
 def output_sizes(spec, check):
     a, b = spec.tensor[A], spec.tensor[B]
-    m, k = a.sizes[-2], a.sizes[-1]
-    kb, n = b.sizes[-2], b.sizes[-1]
-    if k != kb:
-        check.fail(f"ATensor.Sizes {list(a.sizes)} gives K = {k} but BTensor.Sizes "
-                   f"{list(b.sizes)} gives K = {kb}")
-    if a.sizes[:-2] != b.sizes[:-2]:
-        check.fail(f"ATensor.Sizes {list(a.sizes)} and BTensor.Sizes {list(b.sizes)} differ in "
-                   "the batch dimensions; broadcast with zero strides, not smaller Sizes")
-    return {OUT: Sizes(a.sizes[:-2] + (m, n), "ATensor and BTensor")}
+    return {OUT: product_sizes(check, a, b, a.sizes[-2], a.sizes[-1], b.sizes[-2], b.sizes[-1])}
 
 
 def zero_point_shapes(spec, check):
