@@ -63,6 +63,8 @@ ACT_TABLE = {
                             "gamma": ("Gamma", 1.05070102214813232421875)}),
     "HardSigmoid": ("HARD_SIGMOID", {"alpha": ("Alpha", 0.2), "beta": ("Beta", 0.5)}),
     "ThresholdedRelu": ("THRESHOLDED_RELU", {"alpha": ("Alpha", 1.0)}),
+    "Shrink": ("SHRINK", {"bias": ("Bias", 0.0), "lambd": ("Threshold", 0.5)}),
+    "HardSwish": ("HARD_SWISH", {"__alpha": ("Alpha", 1 / 6), "__beta": ("Beta", 0.5)}),
 }
 RULES: dict = {}
 ACTIVATIONS: dict = {}  # ONNX op -> fused(node, L): the FusedActivation it folds into
@@ -181,6 +183,42 @@ def _clip(L, node, ins, attrs, act):
     return L.new(e, x.shape, x.dtype)
 
 
+def _per_axis(L, v, x, axis):
+    """A scale or zero point (scalar, or 1-D along ``axis``) read with ``x``'s sizes."""
+    if len(v.shape) == 1 and v.shape[0] != 1:
+        shape = [1] * len(x.shape)
+        shape[axis] = v.shape[0]
+        v = Value(tuple(shape), v.dtype, None if v.const is None else v.const.reshape(shape),
+                  v.expr)
+    return L.broadcast(v, x.shape)
+
+
+def _quantize(dequantize):
+    """QuantizeLinear / DequantizeLinear onto ELEMENT_WISE_(DE)QUANTIZE_LINEAR."""
+    def rule(L, node, ins, attrs, act):
+        x, scale = ins[0], ins[1]
+        zp = ins[2] if len(ins) > 2 else None
+        axis = L.axis(attrs.get("axis", 1), len(x.shape)) if x.shape else 0
+        if attrs.get("block_size", 0):
+            fail(dml.E_NOTIMPL, f"{L.label(node)}: blocked quantization (block_size)")
+        es = _per_axis(L, scale, x, axis)
+        ez = None if zp is None else _per_axis(L, zp, x, axis)
+        if dequantize:
+            y = X["DequantizeLinear"](L.tensor(x), es, ez)
+            return L.new(y, x.shape, scale.dtype)
+        out = zp.dtype if zp is not None else np.dtype(np.uint8)
+        y = X["QuantizeLinear"](L.tensor(x), es, ez, outputDataType=dml_type(out))
+        return L.new(y, x.shape, out)
+    return rule
+
+
+def _lp_norm(L, node, ins, attrs, act):
+    x = ins[0]
+    y = X["LpNormalization"](L.tensor(x), Axis=L.axis(attrs.get("axis", -1), len(x.shape)),
+                             Epsilon=1e-30, P=int(attrs.get("p", 2)))
+    return L.new(y, x.shape, x.dtype)
+
+
 def _cast(L, node, ins, attrs, act):
     to = np.dtype(helper.tensor_dtype_to_np_dtype(attrs["to"]))
     return L.new(F.Cast(L.tensor(ins[0]), dml_type(to)), ins[0].shape, to)
@@ -199,9 +237,10 @@ def _softmax(fn_name):
     return rule
 
 
-RULES.update(Dropout=_dropout, IsInf=_isinf, Mod=_mod, BitShift=_bitshift, Pow=_pow,
-             Sum=nary("Add"), Max=nary("Max"), Min=nary("Min"), Mean=nary("Add", mean=True), PRelu=_prelu,
-             Where=_where, Clip=_clip, Cast=_cast,
+RULES.update(QuantizeLinear=_quantize(False), DequantizeLinear=_quantize(True),
+             LpNormalization=_lp_norm, Dropout=_dropout, IsInf=_isinf, Mod=_mod,
+             BitShift=_bitshift, Pow=_pow, Sum=nary("Add"), Max=nary("Max"), Min=nary("Min"),
+             Mean=nary("Add", mean=True), PRelu=_prelu, Where=_where, Clip=_clip, Cast=_cast,
              Softmax=_softmax("ActivationSoftmax1"),
              LogSoftmax=_softmax("ActivationLogSoftmax1"),
              Hardmax=_softmax("ActivationHardmax1"))

@@ -276,11 +276,53 @@ def _depth_space(fn_name):
     return rule
 
 
-RULES = {"Reshape": _reshape, "Flatten": _flatten, "Squeeze": _squeeze,
+def _gather_nd(L, node, ins, attrs, act):
+    x, idx = ins
+    b = int(attrs.get("batch_dims", 0))
+    k = idx.shape[-1]
+    out = list(idx.shape[:-1]) + list(x.shape[b + k:])
+    d = max(len(x.shape), len(idx.shape), len(out))
+    ex = L.view(x, [1] * (d - len(x.shape)) + sizes_of(x.shape))
+    ei = L.view(idx, [1] * (d - len(idx.shape)) + sizes_of(idx.shape))
+    y = X["GatherND1"](ex, ei, InputDimensionCount=len(x.shape),
+                       IndicesDimensionCount=len(idx.shape), BatchDimensionCount=b)
+    return L.new(y, out, x.dtype)
+
+
+def _reduction(attrs):
+    r = attrs.get("reduction", "none")
+    return r.decode() if isinstance(r, bytes) else r
+
+
+def _scatter_elements(L, node, ins, attrs, act):
+    x, idx, upd = ins
+    if _reduction(attrs) != "none":
+        fail(dml.E_NOTIMPL, f"{L.label(node)}: reduction '{_reduction(attrs)}' (DML's "
+                            "SCATTER_ELEMENTS replaces)")
+    axis = L.axis(attrs.get("axis", 0), len(x.shape))
+    y = X["ScatterElements"](L.tensor(x), L.tensor(idx), L.tensor(upd), Axis=axis)
+    return L.new(y, x.shape, x.dtype)
+
+
+def _scatter_nd(L, node, ins, attrs, act):
+    x, idx, upd = ins
+    if _reduction(attrs) != "none":
+        fail(dml.E_NOTIMPL, f"{L.label(node)}: reduction '{_reduction(attrs)}' (DML's "
+                            "SCATTER_ND replaces)")
+    d = max(len(x.shape), len(idx.shape), len(upd.shape))
+    views = [L.view(v, [1] * (d - len(v.shape)) + sizes_of(v.shape)) for v in (x, idx, upd)]
+    y = X["ScatterND"](*views, InputDimensionCount=len(x.shape),
+                       IndicesDimensionCount=len(idx.shape))
+    return L.new(y, x.shape, x.dtype)
+
+
+RULES = {"GatherND": _gather_nd, "ScatterElements": _scatter_elements,
+         "Scatter": _scatter_elements, "ScatterND": _scatter_nd}
+RULES.update({"Reshape": _reshape, "Flatten": _flatten, "Squeeze": _squeeze,
          "Unsqueeze": _unsqueeze, "Transpose": _transpose, "Expand": _expand, "Shape": _shape,
          "Size": _size, "Concat": _concat, "Split": _split, "Slice": _slice, "Gather": _gather,
          "GatherElements": _gather_elements, "Pad": _pad, "Tile": _tile,
          "ArgMax": _arg("ArgMax"), "ArgMin": _arg("ArgMin"), "TopK": _topk, "CumSum": _cumsum,
          "DepthToSpace": _depth_space("DepthToSpace"),
          "SpaceToDepth": _depth_space("SpaceToDepth"),
-         **{name: _reduce(fn) for name, fn in REDUCE.items()}}
+         **{name: _reduce(fn) for name, fn in REDUCE.items()}})
