@@ -90,8 +90,11 @@ class Lowering:
             fail(dml.E_NOTIMPL, "sparse initializers are not supported")
         try:
             model = shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
-        except Exception as e:  # noqa: BLE001 -- onnx's checker says why
-            fail(dml.E_INVALIDARG, f"shape inference failed: {e}")
+        except Exception:  # noqa: BLE001 -- e.g. a function body onnx cannot infer strictly
+            try:
+                model = shape_inference.infer_shapes(model, data_prop=True)
+            except Exception as e:  # noqa: BLE001 -- onnx's checker says why
+                fail(dml.E_INVALIDARG, f"shape inference failed: {e}")
         self.model, self.device = model, device
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
                           1)

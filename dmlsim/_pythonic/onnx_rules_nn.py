@@ -248,6 +248,34 @@ def _packed(sizes):
     return strides
 
 
+def _mvn(L, node, ins, attrs, act):
+    """MeanVarianceNormalization: MVN1 over ``axes`` (default 0, 2, 3), epsilon 1e-9 (the
+    ONNX function's)."""
+    x = ins[0]
+    axes = [L.axis(a, len(x.shape)) for a in attrs.get("axes", [0, 2, 3])]
+    y = F.MeanVarianceNormalization(L.tensor(x), None, None, axes, True, True, 1e-9)
+    return L.new(y, x.shape, x.dtype)
+
+
+def _lppool(L, node, ins, attrs, act):
+    x = ins[0]
+    kernel = list(attrs["kernel_shape"])
+    n = len(kernel)
+    strides = list(attrs.get("strides", [1] * n))
+    dilations = list(attrs.get("dilations", [1] * n))
+    if attrs.get("ceil_mode", 0):
+        fail(dml.E_NOTIMPL, f"{L.label(node)}: ceil_mode=1")
+    start, end = _spatial_pads(L, node, attrs, list(x.shape[2:]), kernel, strides, dilations)
+    ex, lifted = _as_4d(L, x, node.input[0])
+    if lifted:
+        kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
+        start, end = [0] + list(start), [0] + list(end)
+    y = X["LpPooling1"](ex, Strides=strides, WindowSize=kernel, StartPadding=start,
+                        EndPadding=end, Dilations=dilations, P=int(attrs.get("p", 2)))
+    sizes = y.GetOutputDesc().sizes
+    return L.new(y, [sizes[0], sizes[1], sizes[3]] if lifted else sizes, x.dtype)
+
+
 def _lrn(L, node, ins, attrs, act):
     x = ins[0]
     y = X["LocalResponseNormalization"](
@@ -262,5 +290,6 @@ RULES = {"Conv": _conv, "ConvTranspose": lambda *a: _conv(*a, backward=True),
          "MaxPool": _pool("max"),
          "AveragePool": _pool("average"), "GlobalMaxPool": _pool("max", True),
          "GlobalAveragePool": _pool("average", True), "BatchNormalization": _batchnorm,
-         "InstanceNormalization": _instancenorm, "LayerNormalization": _layernorm,
+         "InstanceNormalization": _instancenorm, "MeanVarianceNormalization": _mvn,
+         "LpPool": _lppool, "LayerNormalization": _layernorm,
          "LRN": _lrn}

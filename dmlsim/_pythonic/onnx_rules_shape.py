@@ -12,7 +12,11 @@ import numpy as np
 
 from .._api import public as dml
 from . import dmlx_functions as F
-from .onnx_lower import Value, fail, packed_strides, sizes_of
+from onnx import helper
+
+from .dmlx_graph import TensorDesc
+from .dmlx_ops import make_node
+from .onnx_lower import Value, dml_type as _dml_type, fail, packed_strides, sizes_of
 from .onnx_rules import X
 
 
@@ -289,6 +293,38 @@ def _gather_nd(L, node, ins, attrs, act):
     return L.new(y, out, x.dtype)
 
 
+def _one_hot(L, node, ins, attrs, act):
+    """ONE_HOT: the indices read with a size-1 dimension at ``axis``; depth a constant."""
+    idx, depth, values = ins
+    n = int(L.constant(node.input[1], node, "depth").reshape(()))
+    r = len(idx.shape) + 1
+    axis = L.axis(attrs.get("axis", -1), r)
+    shape = list(idx.shape)
+    shape.insert(axis, n)
+    ind = list(idx.shape)
+    ind.insert(axis, 1)
+    ei = L.view(idx, ind)
+    if idx.dtype.kind == "f":  # ONNX allows float indices; DML's are integers
+        ei = F.Cast(ei, dml.DML_TENSOR_DATA_TYPE_INT64)
+    y = X["OneHot"](ei, L.view(values, [1] * (r - 1) + [2]), Axis=axis,
+                    OutputTensor=TensorDesc(_dml_type(values.dtype), shape))
+    return L.new(y, shape, values.dtype)
+
+
+def _eye_like(L, node, ins, attrs, act):
+    """EyeLike: DIAGONAL_MATRIX1 band [k, k + 1) of ones (dtype from ``dtype`` or the input)."""
+    x = ins[0]
+    dt = np.dtype(helper.tensor_dtype_to_np_dtype(attrs["dtype"])) if "dtype" in attrs \
+        else x.dtype
+    k = int(attrs.get("k", 0))
+    y = make_node("EyeLike", "DIAGONAL_MATRIX1", {"InputTensor": None},
+                  {"ValueDataType": _dml_type(dt), "Value": dt.type(1),
+                   "DiagonalFillBegin": k, "DiagonalFillEnd": k + 1},
+                  {"OutputTensor": TensorDesc(_dml_type(dt), sizes_of(x.shape))},
+                  graph=L.graph)[0]
+    return L.new(y, x.shape, dt)
+
+
 def _reduction(attrs):
     r = attrs.get("reduction", "none")
     return r.decode() if isinstance(r, bytes) else r
@@ -316,8 +352,9 @@ def _scatter_nd(L, node, ins, attrs, act):
     return L.new(y, x.shape, x.dtype)
 
 
-RULES = {"GatherND": _gather_nd, "ScatterElements": _scatter_elements,
-         "Scatter": _scatter_elements, "ScatterND": _scatter_nd}
+RULES = {"OneHot": _one_hot, "EyeLike": _eye_like, "GatherND": _gather_nd,
+         "ScatterElements": _scatter_elements, "Scatter": _scatter_elements,
+         "ScatterND": _scatter_nd}
 RULES.update({"Reshape": _reshape, "Flatten": _flatten, "Squeeze": _squeeze,
          "Unsqueeze": _unsqueeze, "Transpose": _transpose, "Expand": _expand, "Shape": _shape,
          "Size": _size, "Concat": _concat, "Split": _split, "Slice": _slice, "Gather": _gather,
