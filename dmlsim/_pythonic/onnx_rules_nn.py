@@ -276,6 +276,72 @@ def _lppool(L, node, ins, attrs, act):
     return L.new(y, [sizes[0], sizes[1], sizes[3]] if lifted else sizes, x.dtype)
 
 
+def _text(attrs, name, default):
+    v = attrs.get(name, default)
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def _resize(L, node, ins, attrs, act):
+    """Resize onto RESAMPLE2 (RESAMPLE3 with antialias): each coordinate_transformation_mode
+    becomes pixel offsets (dmlsim's map: x_in = (o - OutputPixelOffset) / Scale -
+    InputPixelOffset); each nearest_mode a RoundingDirection, shifting the input offset by half
+    a pixel for the round-to-nearest modes, as the DirectML provider does."""
+    x = ins[0]
+    r = len(x.shape)
+    axes = [L.axis(a, r) for a in attrs.get("axes", range(r))]
+    scales, sizes = [1.0] * r, list(x.shape)
+    from_scales = False
+    if len(ins) > 3 and ins[3] is not None and ins[3].shape != (0,):
+        given = L.constant(node.input[3], node, "sizes").astype(np.int64).tolist()
+        policy = _text(attrs, "keep_aspect_ratio_policy", "stretch")
+        if policy in ("not_larger", "not_smaller"):
+            pick = min if policy == "not_larger" else max
+            sc = pick(n / x.shape[a] for a, n in zip(axes, given))
+            given = [int(x.shape[a] * sc + 0.5) for a in axes]
+        for a, n in zip(axes, given):
+            sizes[a] = int(n)
+        scales = [o / i for o, i in zip(sizes, x.shape)]
+    elif len(ins) > 2 and ins[2] is not None:
+        from_scales = True
+        given = L.constant(node.input[2], node, "scales").astype(np.float64).tolist()
+        for a, sc in zip(axes, given):
+            scales[a] = float(sc)
+            sizes[a] = int(np.floor(x.shape[a] * sc))
+    mode = _text(attrs, "mode", "nearest")
+    coord = _text(attrs, "coordinate_transformation_mode", "half_pixel")
+    if mode not in ("nearest", "linear"):
+        fail(dml.E_NOTIMPL, f"{L.label(node)}: mode '{mode}' (DML resamples nearest or linear)")
+    in_off, out_off = [], []
+    for d in range(r):
+        if coord == "half_pixel" or (coord == "pytorch_half_pixel" and sizes[d] > 1):
+            i, o = 0.5, -0.5
+        elif coord == "tf_half_pixel_for_nn":
+            i, o = 0.0, -0.5
+        elif coord in ("asymmetric", "pytorch_half_pixel"):
+            i, o = 0.0, 0.0
+        elif coord == "align_corners":
+            i, o = 0.0, 0.0
+            if sizes[d] > 1 and x.shape[d] > 1:  # ONNX: the resized length is in x scale
+                length = x.shape[d] * scales[d] if from_scales else sizes[d]
+                scales[d] = (length - 1) / (x.shape[d] - 1)
+        else:
+            fail(dml.E_NOTIMPL, f"{L.label(node)}: coordinate_transformation_mode '{coord}'")
+        in_off.append(i)
+        out_off.append(o)
+    rounding = dml.DML_AXIS_DIRECTION_INCREASING
+    if mode == "nearest":
+        nearest = _text(attrs, "nearest_mode", "round_prefer_floor")
+        shift, rounding = {"round_prefer_floor": (0.5, dml.DML_AXIS_DIRECTION_INCREASING),
+                           "round_prefer_ceil": (-0.5, dml.DML_AXIS_DIRECTION_DECREASING),
+                           "floor": (0.0, dml.DML_AXIS_DIRECTION_DECREASING),
+                           "ceil": (0.0, dml.DML_AXIS_DIRECTION_INCREASING)}[nearest]
+        in_off = [v + shift for v in in_off]
+    y = F.Resample(L.tensor(x), sizes, dml.DML_INTERPOLATION_MODE_NEAREST_NEIGHBOR
+                   if mode == "nearest" else dml.DML_INTERPOLATION_MODE_LINEAR, rounding,
+                   scales, in_off, out_off, bool(attrs.get("antialias", 0)))
+    return L.new(y, sizes, x.dtype)
+
+
 def _lrn(L, node, ins, attrs, act):
     x = ins[0]
     y = X["LocalResponseNormalization"](
@@ -291,5 +357,5 @@ RULES = {"Conv": _conv, "ConvTranspose": lambda *a: _conv(*a, backward=True),
          "AveragePool": _pool("average"), "GlobalMaxPool": _pool("max", True),
          "GlobalAveragePool": _pool("average", True), "BatchNormalization": _batchnorm,
          "InstanceNormalization": _instancenorm, "MeanVarianceNormalization": _mvn,
-         "LpPool": _lppool, "LayerNormalization": _layernorm,
+         "LpPool": _lppool, "Resize": _resize, "LayerNormalization": _layernorm,
          "LRN": _lrn}
