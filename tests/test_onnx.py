@@ -20,6 +20,10 @@ NODE_TESTS = Path(__file__).with_name("onnx_node_tests.txt").read_text().split()
 _bt = onnx.backend.test.BackendTest(donnx.Backend, __name__)
 for _name in NODE_TESTS:
     _bt.include(rf"^{_name}_cpu$")
+_wanted = {f"{n}_cpu" for n in NODE_TESTS}
+for _items in getattr(_bt, "_test_items", {}).values():  # drop the ~3,900 others outright
+    for _key in [k for k in _items if k not in _wanted]:  # rather than collecting them skipped
+        del _items[_key]
 globals().update(_bt.test_cases)
 
 
