@@ -4,11 +4,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
+
+import jsonschema
+
+from . import info
+from ._core import config, registry
+from ._core.hresult import HResultError
+from ._pythonic.dxdispatch import load, run_model
+from ._pythonic.dxdispatch_parse import ModelError
+from ._schema.operators_generated import OPERATORS
 
 
 def _ops(args) -> int:
-    from ._core import config, registry
-    from ._schema.operators_generated import OPERATORS
     implemented = set(registry.names())
     level = config._parse_level(args.feature_level) if args.feature_level else None
     rows = []
@@ -31,20 +39,18 @@ def _ops(args) -> int:
 
 
 def _info(args) -> int:
-    from . import info
     for k, v in info().items():
         print(f"{k}: {v}")
     return 0
 
 
 def _dispatch(args) -> int:
-    from ._pythonic.dxdispatch import load, run_model
     run_model(load(args.model), output_dir=args.output_path)
     return 0
 
 
 def _onnx_session(args):
-    from . import onnx as donnx
+    from . import onnx as donnx  # lazily: onnx is an optional dependency (the [onnx] extra)
     return donnx.prepare(args.model, feature_level=args.feature_level)
 
 
@@ -70,7 +76,6 @@ def _run(args) -> int:
 
 def _hello(args) -> int:
     import runpy
-    from pathlib import Path
     path = Path(__file__).resolve().parent.parent / "examples" / "hello_directml.py"
     if path.exists():
         runpy.run_path(str(path), run_name="__main__")
@@ -110,9 +115,6 @@ def main(argv=None) -> int:
     try:
         return args.fn(args)
     except Exception as e:  # a clear one-line error for the command line
-        import jsonschema
-        from ._core.hresult import HResultError
-        from ._pythonic.dxdispatch_parse import ModelError
         if isinstance(e, (HResultError, ModelError)):
             print(f"dmlsim {args.command}: {e}", file=sys.stderr)
             return 1

@@ -20,7 +20,8 @@ def run_against_reference(name, inputs: dict, attrs: dict, strides=None, outputs
                           flags=0):
     """Run ``name`` on ``inputs`` (field -> array or None) with ``attrs`` through
     ``dmlsim.run``; compare every output with the reference (``error_bound`` for the first
-    when the operator has one). Returns the outputs by field."""
+    when the operator has one). Returns the compared outputs by field; fails when a required
+    output was produced without a reference to compare it with (or not produced at all)."""
     name = name if name.startswith("DML_OPERATOR_") else "DML_OPERATOR_" + name
     opdef, schema = REGISTRY[name], OPERATORS[name]
     fields = {}
@@ -40,8 +41,12 @@ def run_against_reference(name, inputs: dict, attrs: dict, strides=None, outputs
     with np.errstate(all="ignore"):
         ref = dict(zip(schema["outputs"], opdef.run_reference(dict(inputs), spec, ctx)))
     got = dict(zip(schema["outputs"], results))
+    optional = {f["name"] for f in schema["fields"] if f.get("optional")}
+    compared = {}
     for i, field in enumerate(schema["outputs"]):
         if got.get(field) is None or ref.get(field) is None:
+            assert field in optional and got.get(field) is None, \
+                f"{name}: {field} has no output or no reference to check it against"
             continue
         bound = opdef.error_bound(dict(inputs), spec, np.asarray(got[field]).dtype) \
             if opdef.error_bound is not None else None
@@ -50,4 +55,6 @@ def run_against_reference(name, inputs: dict, attrs: dict, strides=None, outputs
         elif i:  # one bound: the first output's
             bound = None
         compare_output(opdef, field, got[field], ref[field], f"{name} {field}", False, bound)
-    return got
+        compared[field] = got[field]
+    assert compared, f"{name}: no output was compared"
+    return compared

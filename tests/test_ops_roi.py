@@ -7,6 +7,14 @@ import pytest
 
 from reference_rig import run_against_reference
 
+
+def _checked(*args, **kwargs):
+    """run_against_reference, and its OutputTensor was compared with the reference."""
+    got = run_against_reference(*args, **kwargs)
+    assert "OutputTensor" in got, sorted(got)
+    return got
+
+
 RNG = np.random.default_rng(21)
 X = RNG.standard_normal((2, 3, 7, 9)).astype(np.float32)
 ROIS = np.float32([[0, 0, 8, 6], [1.3, 2.2, 5.7, 4.1], [-2, -1, 3, 2], [6, 5, 12, 9],
@@ -21,7 +29,7 @@ def test_roi_align(reduction, mode, samples):
     attrs = {"ReductionFunction": reduction, "InterpolationMode": mode, "SpatialScaleX": 1.0,
              "SpatialScaleY": 0.9, "OutOfBoundsInputValue": -3.0,
              "MinimumSamplesPerOutput": samples[0], "MaximumSamplesPerOutput": samples[1]}
-    run_against_reference("ROI_ALIGN", {"InputTensor": X, "ROITensor": ROIS,
+    _checked("ROI_ALIGN", {"InputTensor": X, "ROITensor": ROIS,
                                         "BatchIndicesTensor": BATCH}, attrs,
                           outputs={"OutputTensor": np.zeros((6, 3, 3, 4), np.float32)})
 
@@ -34,7 +42,7 @@ def test_roi_align1(corners, offsets):
              "OutputPixelOffset": offsets[1], "OutOfBoundsInputValue": 0.0,
              "MinimumSamplesPerOutput": 1, "MaximumSamplesPerOutput": 3,
              "AlignRegionsToCorners": corners}
-    run_against_reference("ROI_ALIGN1", {"InputTensor": X, "ROITensor": ROIS * 2,
+    _checked("ROI_ALIGN1", {"InputTensor": X, "ROITensor": ROIS * 2,
                                          "BatchIndicesTensor": BATCH}, attrs,
                           outputs={"OutputTensor": np.zeros((6, 3, 2, 5), np.float32)})
 
@@ -42,5 +50,5 @@ def test_roi_align1(corners, offsets):
 def test_roi_pooling():
     rois = np.concatenate([BATCH[:, None].astype(np.float32), np.abs(ROIS)], 1)
     rois[:, 3:] = np.maximum(rois[:, 3:], rois[:, 1:3])  # x2 >= x1, y2 >= y1 (the page)
-    run_against_reference("ROI_POOLING", {"InputTensor": X, "ROITensor": rois[None, None]},
+    _checked("ROI_POOLING", {"InputTensor": X, "ROITensor": rois[None, None]},
                           {"SpatialScale": 0.75, "PooledSize": {"Width": 3, "Height": 2}})

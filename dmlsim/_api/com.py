@@ -17,7 +17,8 @@ import functools
 from typing import Any, Callable, TypeVar, cast
 
 from .._core import config, sync
-from .._core.hresult import (DXGI_ERROR_DEVICE_REMOVED, E_INVALIDARG, E_NOINTERFACE,
+from .._core.hresult import (DXGI_ERROR_DEVICE_REMOVED, DXGI_ERROR_NOT_FOUND, E_INVALIDARG,
+                             E_NOINTERFACE,
                              E_OUTOFMEMORY, E_POINTER, S_OK, HResultError, fail)
 
 _NEVER_VOID = frozenset({"QueryInterface", "As", "AddRef", "Release", "SetName", "GetName",
@@ -188,7 +189,6 @@ class NamedObject(IUnknown):
 
     def GetPrivateData(self, guid):
         """Returns the bytes stored with SetPrivateData (DXGI_ERROR_NOT_FOUND if none)."""
-        from .._core.hresult import DXGI_ERROR_NOT_FOUND
         store = self.__dict__.get("_private", {})
         if str(guid) not in store:
             fail(DXGI_ERROR_NOT_FOUND, f"{type(self).__name__}::GetPrivateData: no data for {guid}")

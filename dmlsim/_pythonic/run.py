@@ -213,19 +213,20 @@ def execute(st, compiled, ins, outs, arrays) -> list:
     ``arrays`` (one per input slot of ``ins``: (field, index, _Tensor or None)), execute and
     read back every output slot of ``outs``, through the faithful API on ``st``'s device."""
     d3d, dev = st["d3d"], st["dml"]
-    init = dev.CreateOperatorInitializer([compiled])
-    props_i, props_e = init.GetBindingProperties(), compiled.GetBindingProperties()
-    count = max(props_i.RequiredDescriptorCount, props_e.RequiredDescriptorCount)
+    persistent = execute_init(st, compiled, ins, arrays)
+    props_e = compiled.GetBindingProperties()
+    count = max(1, props_e.RequiredDescriptorCount)
     heap = d3d.CreateDescriptorHeap(dml.D3D12_DESCRIPTOR_HEAP_DESC(
         dml.D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV, count,
         dml.D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE))
     alloc = d3d.CreateCommandAllocator(dml.D3D12_COMMAND_LIST_TYPE_DIRECT)
     cl = d3d.CreateCommandList(0, dml.D3D12_COMMAND_LIST_TYPE_DIRECT, alloc, None)
     cl.SetDescriptorHeaps([heap])
-    table_desc = dml.DML_BINDING_TABLE_DESC(init, heap.GetCPUDescriptorHandleForHeapStart(),
-                                            heap.GetGPUDescriptorHandleForHeapStart(), count)
-    table = dev.CreateBindingTable(table_desc)
+    table = dev.CreateBindingTable(dml.DML_BINDING_TABLE_DESC(
+        compiled, heap.GetCPUDescriptorHandleForHeapStart(),
+        heap.GetGPUDescriptorHandleForHeapStart(), count))
     recorder = dev.CreateCommandRecorder()
+    keep: list = []
 
     def upload(arr, t):
         data = np.zeros(t.total_bytes, np.uint8)
@@ -237,31 +238,6 @@ def execute(st, compiled, ins, outs, arrays) -> list:
         cl.CopyBufferRegion(dst, 0, up, 0, t.total_bytes)
         return dst, up
 
-    keep = []
-    persistent = None
-    if props_e.PersistentResourceSize:
-        persistent = _buffer(d3d, props_e.PersistentResourceSize, 1)
-        arr_bindings: list = []
-        for (_, _, t), a in zip(ins, arrays):
-            if t is not None and t.owned_by_dml:
-                buf, up = upload(a, t)
-                keep.append(up)
-                arr_bindings.append(dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes))
-            else:
-                arr_bindings.append(None)
-        cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
-        table.BindInputs([dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER_ARRAY,
-                                               dml.DML_BUFFER_ARRAY_BINDING(len(arr_bindings),
-                                                                            arr_bindings))])
-        table.BindOutputs([dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER, dml.DML_BUFFER_BINDING(
-            persistent, 0, props_e.PersistentResourceSize))])
-    recorder.RecordDispatch(cl, init, table)
-    _submit(st, cl, alloc)
-    alloc.Reset()
-    cl.Reset(alloc, None)
-    cl.SetDescriptorHeaps([heap])
-    table_desc.Dispatchable = compiled
-    table.Reset(table_desc)
     if persistent is not None:
         table.BindPersistentResource(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
                                                           dml.DML_BUFFER_BINDING(
