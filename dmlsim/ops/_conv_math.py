@@ -86,3 +86,25 @@ def conv_reference(x, w, a):
                         w[(ci, slice(None)) + t]
     pad = a["OutputPadding"]
     return np.pad(y, [(0, 0), (0, 0)] + [(0, p) for p in pad]) if any(pad) else y
+
+
+def int_conv(x, w, a):
+    """FORWARD cross-correlation of INT32 ``x`` and ``w`` summed in INT32 (wrapping as 32-bit
+    accumulators do): one strided slice of the zero-padded input per filter tap, contracted
+    with that tap's filter slice per group (integer dots, which every backend has)."""
+    nd, g = a["DimensionCount"], a["GroupCount"]
+    st, dil = a["Strides"], a["Dilations"]
+    n, c = x.shape[:2]
+    m, ks = w.shape[0], w.shape[2:]
+    out = [spatial_out(s, k, a, d, FORWARD) for d, (s, k) in enumerate(zip(x.shape[2:], ks))]
+    xp = jnp.pad(x, [(0, 0), (0, 0)] + list(zip(a["StartPadding"], a["EndPadding"])))
+    wg = w.reshape((g, m // g, c // g) + tuple(ks))
+    y = jnp.zeros((n, g, m // g) + tuple(out), jnp.int32)
+    for t in np.ndindex(*ks):
+        start = [t[d] * dil[d] for d in range(nd)]
+        limit = [s + (o - 1) * st[d] + 1 for d, (s, o) in enumerate(zip(start, out))]
+        patch = lax.slice(xp, [0, 0] + start, [n, c] + limit, [1, 1] + list(st))
+        patch = patch.reshape((n, g, c // g) + tuple(out))
+        y = y + jnp.einsum("ngc...,gmc->ngm...", patch, wg[(Ellipsis,) + t],
+                           preferred_element_type=jnp.int32)
+    return y.reshape((n, m) + tuple(out))

@@ -63,3 +63,46 @@ def single_element(target, *names):
                                f"{target}.Sizes {list(want)}")
     rule.__doc__ = f"{', '.join(names)} must each hold exactly one element."
     return rule
+
+
+def along(z, rank, axis, dtype=np.int32):
+    """A per-tensor or per-axis tensor (every dimension 1 but ``axis``) as an array that
+    broadcasts against an operand of ``rank`` dimensions: its values along ``axis`` (JAX)."""
+    z = jnp.asarray(z).astype(dtype).reshape(-1)
+    shape = [1] * rank
+    shape[axis] = z.shape[0]
+    return z.reshape(shape)
+
+
+def along_reference(z, rank, axis, dtype=np.float64):
+    """:func:`along` in NumPy (``object`` for exact Python integers)."""
+    z = np.asarray(z).astype(dtype).reshape(-1)
+    shape = [1] * rank
+    shape[axis] = z.shape[0]
+    return z.reshape(shape)
+
+
+def per_axis(name, operand, axis, what):
+    """Rule: ``name`` is per tensor (one element) or holds one value per index of
+    ``operand`` along ``axis`` (negative: from the end), every other dimension 1. It has
+    the operand's DimensionCount or, from FL 5_2 style 1-D forms, one dimension (the
+    count along ``axis``); missing leading dimensions are 1."""
+    def rule(spec, check):
+        z, x = spec.tensor.get(name), spec.tensor.get(operand)
+        if z is None or x is None:
+            return
+        rank = max(len(x.sizes), 4)
+        pos = axis % len(x.sizes) + rank - len(x.sizes)
+        if len(z.sizes) == 1:
+            sizes = [1] * rank
+            sizes[pos] = z.sizes[0]
+        else:
+            sizes = [1] * (rank - len(z.sizes)) + list(z.sizes)
+        count = sizes[pos]
+        others = [s for i, s in enumerate(sizes) if i != pos]
+        if any(s != 1 for s in others) or count not in (1, x.sizes[axis]):
+            check.fail(f"{name}.Sizes is {list(z.sizes)}; it must be {{1, 1, 1, 1}} (per "
+                       f"tensor) or hold {x.sizes[axis]} values along {what}, every other "
+                       "dimension 1")
+    rule.__doc__ = f"{name}: one value, or one per {what} of {operand}."
+    return rule

@@ -75,3 +75,21 @@ def quantize_values(v, zero_point, dtype):
         r = 0.0 if np.isnan(r) else r
         out.append(saturate(r + z, dtype))
     return np.array(out, dtype).reshape(v.shape)
+
+
+def quantize_fractions(values, zero_point, dtype):
+    """Exact requantization: ``values`` (NumPy ``object``, Python integers or Fractions)
+    rounded half to even, plus ``zero_point`` (broadcast), saturated to ``dtype``."""
+    v = np.asarray(values, object)
+    zp = np.zeros(v.shape, object) if zero_point is None else \
+        np.broadcast_to(np.asarray(zero_point).astype(object), v.shape)
+    info = np.iinfo(dtype)
+    out = [min(max(round(Fraction(x)) + int(z), int(info.min)), int(info.max))
+           for x, z in zip(v.reshape(-1), zp.reshape(-1))]
+    return np.array(out, dtype).reshape(v.shape)
+
+
+def fractions(x):
+    """A float array as exact Fractions (NumPy ``object``)."""
+    x = np.asarray(x, np.float64)
+    return np.array([Fraction(float(v)) for v in x.reshape(-1)], object).reshape(x.shape)

@@ -18,45 +18,43 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.registry import Example, OperatorDef, register, same_type
-from ._quantize import same_dimension_count
+from ._quantize import along, along_reference, per_axis, same_dimension_count
 from .gemm import product_sizes
 
 A, AZP, B, BZP, OUT = "ATensor", "AZeroPointTensor", "BTensor", "BZeroPointTensor", \
     "OutputTensor"
 
 
-def _zero_point(zp, rank, axis):
-    """A zero point as an array broadcastable against the operand: its count along ``axis``
-    (-2: rows of A, -1: columns of B), every other dimension 1."""
-    z = jnp.asarray(zp).astype(jnp.int32).reshape(-1)
-    shape = [1] * rank
-    shape[axis] = z.shape[0]
-    return z.reshape(shape)
-
-
 def matrix_multiply_integer(ATensor, AZeroPointTensor, BTensor, BZeroPointTensor, *, ctx):
     a, b = jnp.asarray(ATensor).astype(jnp.int32), jnp.asarray(BTensor).astype(jnp.int32)
     if AZeroPointTensor is not None:
-        a = a - _zero_point(AZeroPointTensor, a.ndim, -2)
+        a = a - along(AZeroPointTensor, a.ndim, -2)
     if BZeroPointTensor is not None:
-        b = b - _zero_point(BZeroPointTensor, b.ndim, -1)
+        b = b - along(BZeroPointTensor, b.ndim, -1)
     return jnp.matmul(a, b, preferred_element_type=jnp.int32)  # int32 sums wrap mod 2^32
+
+
+def exact_sums(ATensor, AZeroPointTensor, BTensor, BZeroPointTensor):
+    """The products of the differences as exact Python integers (NumPy ``object``)."""
+    a = np.asarray(ATensor).astype(object)
+    b = np.asarray(BTensor).astype(object)
+    if AZeroPointTensor is not None:
+        a = a - along_reference(AZeroPointTensor, a.ndim, -2, object)
+    if BZeroPointTensor is not None:
+        b = b - along_reference(BZeroPointTensor, b.ndim, -1, object)
+    return np.einsum("...mk,...kn->...mn", a, b)
+
+
+def wrap32(exact):
+    """Exact integers reduced modulo 2^32 into INT32's range (int64 array)."""
+    wrapped = np.vectorize(lambda v: (int(v) + 2**31) % 2**32 - 2**31, otypes=[np.int64])
+    return wrapped(exact).astype(np.int64)
 
 
 def matrix_multiply_integer_reference(ATensor, AZeroPointTensor, BTensor, BZeroPointTensor, *,
                                       ctx):
     """Exact Python-integer sums, then reduced modulo 2^32 into INT32."""
-    a = np.asarray(ATensor).astype(object)
-    b = np.asarray(BTensor).astype(object)
-    if AZeroPointTensor is not None:
-        z = np.asarray(AZeroPointTensor).astype(object).reshape(-1)
-        a = a - z.reshape([1] * (a.ndim - 2) + [z.shape[0], 1])
-    if BZeroPointTensor is not None:
-        z = np.asarray(BZeroPointTensor).astype(object).reshape(-1)
-        b = b - z.reshape([1] * (b.ndim - 1) + [z.shape[0]])
-    exact = np.einsum("...mk,...kn->...mn", a, b)
-    wrapped = np.vectorize(lambda v: (int(v) + 2**31) % 2**32 - 2**31, otypes=[np.int64])
-    return wrapped(exact).astype(np.int64)
+    return wrap32(exact_sums(ATensor, AZeroPointTensor, BTensor, BZeroPointTensor))
 
 
 def output_sizes(spec, check):
@@ -64,30 +62,12 @@ def output_sizes(spec, check):
     return {OUT: product_sizes(check, a, b, a.sizes[-2], a.sizes[-1], b.sizes[-2], b.sizes[-1])}
 
 
-def zero_point_shapes(spec, check):
-    """AZeroPoint { .., 1 or M, 1 }, BZeroPoint { .., 1, 1 or N }; leading dimensions 1."""
-    a, b = spec.tensor[A], spec.tensor[B]
-    for name, operand, axis, what in ((AZP, a, -2, "M (per row)"), (BZP, b, -1,
-                                                                     "N (per column)")):
-        z = spec.tensor.get(name)
-        if z is None:
-            continue
-        sizes = (1,) * (4 - len(z.sizes)) + tuple(z.sizes) if len(z.sizes) > 1 else \
-            ((1, 1, z.sizes[0], 1) if axis == -2 else (1, 1, 1, z.sizes[0]))
-        count = sizes[axis]
-        others = [s for i, s in enumerate(sizes) if i != 4 + axis]
-        if any(s != 1 for s in others) or count not in (1, operand.sizes[axis]):
-            check.fail(f"{name}.Sizes is {list(z.sizes)}; it must be {{1, 1, 1, 1}} (per "
-                       f"tensor) or hold {operand.sizes[axis]} values along {what}, every other "
-                       "dimension 1")
-
-
 i8, u8 = np.int8, np.uint8
 register(OperatorDef(
     "DML_OPERATOR_MATRIX_MULTIPLY_INTEGER", matrix_multiply_integer,
     matrix_multiply_integer_reference, output_sizes=output_sizes,
     rules=(same_dimension_count(A, B, OUT), same_type(A, AZP), same_type(B, BZP),
-           zero_point_shapes),
+           per_axis(AZP, A, -2, "M (per row)"), per_axis(BZP, B, -1, "N (per column)")),
     output_types=lambda spec: {OUT: dtypes.BY_SHORT_NAME["INT32"]},
     examples=(
         Example({A: u8([[[[1, 2], [3, 4]]]]), B: i8([[[[1, -1], [2, 0]]]])},
