@@ -71,7 +71,8 @@ def same_dimension_count(spec, check):
 
 def _attrs(nd=2, **kw):
     a = {"Mode": CROSS_CORRELATION, "Direction": 0, "DimensionCount": nd,
-         "Strides": (1,) * nd, "Dilations": (1,) * nd, "StartPadding": (0,) * nd, "EndPadding": (0,) * nd,
+         "Strides": (1,) * nd, "Dilations": (1,) * nd, "StartPadding": (0,) * nd,
+         "EndPadding": (0,) * nd,
          "OutputPadding": (0,) * nd, "GroupCount": 1}
     a.update(kw)
     return a
