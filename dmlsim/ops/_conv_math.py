@@ -90,21 +90,23 @@ def conv_reference(x, w, a):
 
 def int_conv(x, w, a):
     """FORWARD cross-correlation of INT32 ``x`` and ``w`` summed in INT32 (wrapping as 32-bit
-    accumulators do): one strided slice of the zero-padded input per filter tap, contracted
-    with that tap's filter slice per group (integer dots, which every backend has)."""
+    accumulators do): the zero-padded input gathered into patches { N, C, out, k } per
+    spatial dimension (one gather per dimension, whatever the filter's size), contracted with
+    the filter per group (an integer dot, which every backend has)."""
     nd, g = a["DimensionCount"], a["GroupCount"]
-    st, dil = a["Strides"], a["Dilations"]
     n, c = x.shape[:2]
     m, ks = w.shape[0], w.shape[2:]
     out = [spatial_out(s, k, a, d, FORWARD) for d, (s, k) in enumerate(zip(x.shape[2:], ks))]
-    xp = jnp.pad(x, [(0, 0), (0, 0)] + list(zip(a["StartPadding"], a["EndPadding"])))
-    wg = w.reshape((g, m // g, c // g) + tuple(ks))
-    y = jnp.zeros((n, g, m // g) + tuple(out), jnp.int32)
-    for t in np.ndindex(*ks):
-        start = [t[d] * dil[d] for d in range(nd)]
-        limit = [s + (o - 1) * st[d] + 1 for d, (s, o) in enumerate(zip(start, out))]
-        patch = lax.slice(xp, [0, 0] + start, [n, c] + limit, [1, 1] + list(st))
-        patch = patch.reshape((n, g, c // g) + tuple(out))
-        y = y + jnp.einsum("ngc...,gmc->ngm...", patch, wg[(Ellipsis,) + t],
-                           preferred_element_type=jnp.int32)
+    p = jnp.pad(x, [(0, 0), (0, 0)] + list(zip(a["StartPadding"], a["EndPadding"])))
+    for d in range(nd):  # axis 2 + 2d becomes (out_d, k_d)
+        idx = (np.arange(out[d])[:, None] * a["Strides"][d] +
+               np.arange(ks[d])[None, :] * a["Dilations"][d])
+        axis = 2 + 2 * d
+        p = jnp.take(p, jnp.asarray(idx.reshape(-1), np.int32), axis=axis)
+        p = p.reshape(p.shape[:axis] + (out[d], ks[d]) + p.shape[axis + 1:])
+    p = p.reshape((n, g, c // g) + p.shape[2:])
+    o, k = "opq"[:nd], "uvw"[:nd]
+    spatial = "".join(oi + ki for oi, ki in zip(o, k))
+    y = jnp.einsum(f"ngc{spatial},gmc{k}->ngm{o}", p,
+                   w.reshape((g, m // g, c // g) + tuple(ks)), preferred_element_type=jnp.int32)
     return y.reshape((n, m) + tuple(out))
