@@ -273,3 +273,30 @@ def test_the_small_cnn_example_agrees_with_its_reference(capsys):
     spec.loader.exec_module(module)
     assert module.main()
     assert capsys.readouterr().out.count(" ok") == 8
+
+
+def test_a_compiled_callable_is_initialized_once_and_runs_again(device):
+    """Calling graph.compile(...) twice with new arrays (a training loop) executes the same
+    prepared list: the operator is initialized once (a second initialization would remove
+    the device), and OWNED_BY_DML inputs keep the values of the first call."""
+    g = dmlx.Graph(device)
+    x = _input(g, 0, [1, 1, 2, 2])
+    w = _input(g, 1, [1, 1, 2, 2], flags=dml.DML_TENSOR_FLAG_OWNED_BY_DML)
+    run = g.compile([x * w])
+    one, two = np.float32([[[[1, 2], [3, 4]]]]), np.float32([[[[2, 2], [2, 2]]]])
+    np.testing.assert_array_equal(run(one, two), one * two)
+    np.testing.assert_array_equal(run(two, one), two * two)  # w is the first call's
+    np.testing.assert_array_equal(run(one, None), one * two)
+
+
+def test_the_training_loop_example_fits_least_squares(capsys):
+    """examples/train_linear_adam.py: GEMM, REDUCE and ADAM_OPTIMIZER in one graph, 400 steps
+    fed back; its first step against float64 Adam and its fit against least squares."""
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "train_linear_adam.py"
+    spec = importlib.util.spec_from_file_location("train_linear_adam", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main()
+    assert "ok: the first step matches" in capsys.readouterr().out

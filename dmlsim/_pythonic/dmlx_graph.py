@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from .._api import public as dml
-from .run import _Tensor, device_state, execute
+from .._core import dtypes
+from .run import Prepared, _Tensor, device_state, execute
 
 
 def _fail(function, message, hr=None):
@@ -187,7 +188,8 @@ class Graph:
     def compile(self, outputs, flags=0, inputCount=None):
         """dmlsim's convenience: a callable running the compiled graph on NumPy arrays."""
         compiled, ins, outs = self._compile(flags, outputs, inputCount)
-        return Compiled(self.device, compiled, ins, outs)
+        return Compiled(self.device, compiled, ins, outs,
+                        lambda: self._compile(flags, outputs, inputCount)[0])
 
     def _compile(self, flags, outputs, input_count):
         outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
@@ -258,19 +260,39 @@ def _source(e):
 
 class Compiled:
     """A compiled dmlx graph as a function of NumPy arrays, one per graph input (by position
-    or as ``input0=...``), returning the outputs as NumPy arrays (a list, or one array)."""
+    or as ``input0=...``), returning the outputs as NumPy arrays (a list, or one array).
 
-    def __init__(self, device, compiled, ins, outs):
+    The operator is initialized once, on the first call (an operator is initialized exactly
+    once: OWNED_BY_DML inputs are read then, as DirectML reads them); later calls execute the
+    same prepared command list with new input arrays (a training loop feeding its weights
+    back). Graphs whose inputs or outputs are strided (TensorPolicy layouts) are compiled
+    again per call instead."""
+
+    def __init__(self, device, compiled, ins, outs, recompile=None):
         self.device, self.op, self.ins, self.outs = device, compiled, ins, outs
+        self._recompile, self._prepared, self._used = recompile, None, False
+        self._packed = all(t is None or t.strides == dtypes.packed_strides(t.sizes)
+                           for _, _, t in list(ins) + list(outs))
 
     def __call__(self, *arrays, **named):
         arrays = list(arrays) + [None] * (len(self.ins) - len(arrays))
         for key, value in named.items():
             arrays[int(key.replace("input", ""))] = value
         for i, ((_, _, t), a) in enumerate(zip(self.ins, arrays)):
-            if t is not None and a is None:
+            if t is not None and a is None and not (t.owned_by_dml and self._prepared):
                 _fail("Compiled", f"graph input {i} needs an array")
-        results = execute(device_state(self.device), self.op, self.ins, self.outs, arrays)
+        st = device_state(self.device)
+        if self._packed:
+            if self._prepared is None:
+                owned = {i: a for i, ((_, _, t), a) in enumerate(zip(self.ins, arrays))
+                         if t is not None and t.owned_by_dml}
+                self._prepared = Prepared(st, self.op, self.ins, self.outs, owned)
+            results = self._prepared(arrays)
+        else:
+            if self._used and self._recompile is not None:
+                self.op = self._recompile()
+            results = execute(st, self.op, self.ins, self.outs, arrays)
+            self._used = True
         return results[0] if len(results) == 1 else results
 
 
