@@ -193,20 +193,50 @@ def _per_axis(L, v, x, axis):
     return L.broadcast(v, x.shape)
 
 
+def _quantized_type(attrs, zp):
+    """QuantizeLinear's output type: the zero point's, else output_dtype (opset 21), else
+    UINT8 (the spec's default)."""
+    if zp is not None:
+        return zp.dtype
+    if attrs.get("output_dtype"):
+        return np.dtype(helper.tensor_dtype_to_np_dtype(int(attrs["output_dtype"])))
+    return np.dtype(np.uint8)
+
+
+def _blocked(L, node, x, scale, zp, axis, block, dequantize, attrs):
+    """Blocked quantization (opset 21 block_size) onto QUANTIZE / DEQUANTIZE (FL 6_3): the
+    scale and zero point have x's rank, x.shape[axis] / block_size values along the axis."""
+    if x.shape[axis] % block:
+        fail(dml.E_NOTIMPL, f"{L.label(node)}: block_size {block} does not divide the axis "
+                            f"size {x.shape[axis]}; DML's blocks must tile it")
+    qt = [L.tensor(scale, node.input[1])] + ([] if zp is None else
+                                             [L.tensor(zp, node.input[2])])
+    kind = 2 if zp is not None else 1  # DML_QUANTIZATION_TYPE_SCALE(_ZERO_POINT)
+    if dequantize:
+        y = X["Dequantize"](L.tensor(x), qt, QuantizationType=kind,
+                            outputDataType=dml_type(scale.dtype))
+        return L.new(y, x.shape, scale.dtype)
+    out = _quantized_type(attrs, zp)
+    y = X["Quantize"](L.tensor(x), qt, QuantizationType=kind, outputDataType=dml_type(out))
+    return L.new(y, x.shape, out)
+
+
 def _quantize(dequantize):
-    """QuantizeLinear / DequantizeLinear onto ELEMENT_WISE_(DE)QUANTIZE_LINEAR."""
+    """QuantizeLinear / DequantizeLinear onto ELEMENT_WISE_(DE)QUANTIZE_LINEAR; blocked ones
+    onto QUANTIZE / DEQUANTIZE."""
     def rule(L, node, ins, attrs, act):
         x, scale = ins[0], ins[1]
         zp = ins[2] if len(ins) > 2 else None
         axis = L.axis(attrs.get("axis", 1), len(x.shape)) if x.shape else 0
         if attrs.get("block_size", 0):
-            fail(dml.E_NOTIMPL, f"{L.label(node)}: blocked quantization (block_size)")
+            return _blocked(L, node, x, scale, zp, axis, int(attrs["block_size"]), dequantize,
+                            attrs)
         es = _per_axis(L, scale, x, axis)
         ez = None if zp is None else _per_axis(L, zp, x, axis)
         if dequantize:
             y = X["DequantizeLinear"](L.tensor(x), es, ez)
             return L.new(y, x.shape, scale.dtype)
-        out = zp.dtype if zp is not None else np.dtype(np.uint8)
+        out = _quantized_type(attrs, zp)
         y = X["QuantizeLinear"](L.tensor(x), es, ez, outputDataType=dml_type(out))
         return L.new(y, x.shape, out)
     return rule

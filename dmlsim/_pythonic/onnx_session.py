@@ -18,10 +18,11 @@ from onnx import numpy_helper
 from .onnx_lower import Lowering, NeedsConstant, fail
 from .onnx_rules import ACTIVATIONS, RULES as ELEMENTWISE
 from .onnx_rules_nn import RULES as NN
+from .onnx_rules_quant import RULES as QUANT
 from .onnx_rules_shape import RULES as SHAPE
 from .run import Prepared, device_state
 
-RULES = {**ELEMENTWISE, **NN, **SHAPE}
+RULES = {**ELEMENTWISE, **NN, **SHAPE, **QUANT}
 
 
 def supported_operators() -> list:
