@@ -111,3 +111,27 @@ def _gather(img, yy, xx, h, w, oob, mode):
          at(y1, x0) * fy * (1 - fx) + at(y1, x1) * fy * fx)
     outside = out_y[:, None, :, None] | out_x[:, None, None, :]
     return jnp.where(outside, oob, v)
+
+
+def region_rules(spec, check):
+    """The rules ROI_ALIGN(1) and ROI_ALIGN_GRAD share; returns NumROIs."""
+    t, a = spec.tensor, spec.attr
+    roi, bi = t["ROITensor"], t["BatchIndicesTensor"]
+    n = roi.sizes[-2] if len(roi.sizes) >= 2 else 0
+    if roi.sizes[-1] != 4 or any(s != 1 for s in roi.sizes[:-2]):
+        check.fail(f"ROITensor.Sizes is {list(roi.sizes)}; it must be {{NumROIs, 4}} (leading "
+                   "1s allowed)")
+    if bi.count != n or any(s != 1 for s in bi.sizes[:-1]):
+        check.fail(f"BatchIndicesTensor.Sizes is {list(bi.sizes)}; it must be {{{n}}} (leading "
+                   "1s allowed)")
+    if a["ReductionFunction"] not in (AVERAGE, MAX):
+        check.fail(f"ReductionFunction is {a['ReductionFunction']}; it must be "
+                   "DML_REDUCE_FUNCTION_AVERAGE (2) or DML_REDUCE_FUNCTION_MAX (7)")
+    if a["InterpolationMode"] not in (NEAREST, LINEAR):
+        check.fail(f"InterpolationMode is {a['InterpolationMode']}, which is not a "
+                   "DML_INTERPOLATION_MODE (0 NEAREST_NEIGHBOR, 1 LINEAR)")
+    lo, hi = a["MinimumSamplesPerOutput"], a["MaximumSamplesPerOutput"]
+    if not 1 <= lo <= hi:
+        check.fail(f"MinimumSamplesPerOutput is {lo} and MaximumSamplesPerOutput {hi}; they "
+                   "must satisfy 1 <= Minimum <= Maximum")
+    return n

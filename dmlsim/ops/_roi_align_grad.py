@@ -7,7 +7,7 @@ import numpy as np
 
 from .._core.hresult import E_NOTIMPL, fail
 from .._core.registry import Sizes
-from ._roi_align import AVERAGE, LINEAR, MAX, NEAREST, axis_samples, coords
+from ._roi_align import MAX, axis_samples, coords, region_rules
 
 X, DY, ROI, BI, DX, DR = ("InputTensor", "InputGradientTensor", "ROITensor",
                           "BatchIndicesTensor", "OutputGradientTensor", "OutputROIGradientTensor")
@@ -55,25 +55,10 @@ def take_np(img, yi, xi):
 
 def grad_sizes(spec, check):
     t, a = spec.tensor, spec.attr
-    x, dy, roi, bi = t.get(X), t[DY], t[ROI], t[BI]
+    x, dy, roi = t.get(X), t[DY], t[ROI]
     dx, dr = t.get(DX), t.get(DR)
-    n = roi.sizes[-2] if len(roi.sizes) >= 2 else 0
-    if roi.sizes[-1] != 4 or any(s != 1 for s in roi.sizes[:-2]):
-        check.fail(f"ROITensor.Sizes is {list(roi.sizes)}; it must be {{NumROIs, 4}} (leading "
-                   "1s allowed)")
-    if bi.count != n or any(s != 1 for s in bi.sizes[:-1]):
-        check.fail(f"BatchIndicesTensor.Sizes is {list(bi.sizes)}; it must be {{{n}}} (leading "
-                   "1s allowed)")
-    if a["ReductionFunction"] not in (AVERAGE, MAX):
-        check.fail(f"ReductionFunction is {a['ReductionFunction']}; it must be "
-                   "DML_REDUCE_FUNCTION_AVERAGE (2) or DML_REDUCE_FUNCTION_MAX (7)")
-    if a["InterpolationMode"] not in (NEAREST, LINEAR):
-        check.fail(f"InterpolationMode is {a['InterpolationMode']}, which is not a "
-                   "DML_INTERPOLATION_MODE (0 NEAREST_NEIGHBOR, 1 LINEAR)")
+    n = region_rules(spec, check)
     lo, hi = a["MinimumSamplesPerOutput"], a["MaximumSamplesPerOutput"]
-    if not 1 <= lo <= hi:
-        check.fail(f"MinimumSamplesPerOutput is {lo} and MaximumSamplesPerOutput {hi}; they "
-                   "must satisfy 1 <= Minimum <= Maximum")
     if dy.sizes[0] != n:
         check.fail(f"InputGradientTensor.Sizes is {list(dy.sizes)}; its first dimension must "
                    f"be NumROIs = {n}")

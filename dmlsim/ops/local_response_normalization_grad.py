@@ -1,6 +1,8 @@
 """DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION_GRAD (FL 3_1): the gradient of local response
-normalization (same window, ``local_response_normalization``) with respect to its input. The page gives no formula; with d = Bias + (Alpha / LocalSize) S, S the
-window sum of Input^2 and Output = Input d^-Beta, it is
+normalization (same window, ``local_response_normalization``) with respect to its input.
+
+The page gives no formula; with d = Bias + (Alpha / LocalSize) S, S the window sum of
+Input^2 and Output = Input d^-Beta, it is
 
     OutputGradient[i] = InputGradient[i] d[i]^-Beta
         - 2 (Alpha / LocalSize) Beta Input[i] sum_j InputGradient[j] Input[j] d[j]^(-Beta-1)

@@ -104,7 +104,8 @@ W2 = {"DimensionCount": 2, "Strides": (1, 1), "WindowSize": (2, 2), "StartPaddin
       "EndPadding": (0, 0)}
 register(OperatorDef(
     "DML_OPERATOR_AVERAGE_POOLING_GRAD", average_pooling_grad, average_pooling_grad_reference,
-    output_sizes=given_sizes, rules=(same_type(DY, DX), forward_sizes(DX)), ulp={"FLOAT32": 1, "FLOAT16": 1},
+    output_sizes=given_sizes, rules=(same_type(DY, DX), forward_sizes(DX)),
+    ulp={"FLOAT32": 1, "FLOAT16": 1},
     examples=(
         Example({DY: f32([[[[1, 2], [3, 4]]]])},
                 {DX: f32([[[[0.25, 0.75, 0.5], [1, 2.5, 1.5], [0.75, 1.75, 1]]]])},

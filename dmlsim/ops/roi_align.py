@@ -14,7 +14,7 @@ roundings of the coordinates, weights and the mean.
 import numpy as np
 
 from .._core.registry import Example, OperatorDef, Sizes, register, same_type
-from ._roi_align import AVERAGE, LINEAR, MAX, NEAREST, roi_align
+from ._roi_align import AVERAGE, LINEAR, MAX, NEAREST, region_rules, roi_align
 from ._roi_align_reference import roi_align_reference
 
 IN, ROI, BI, OUT = "InputTensor", "ROITensor", "BatchIndicesTensor", "OutputTensor"
@@ -56,25 +56,8 @@ def roi_align1_reference(InputTensor, ROITensor, BatchIndicesTensor, *, Reductio
 
 
 def roi_sizes(spec, check):
-    t, a = spec.tensor, spec.attr
-    x, roi, bi, out = t[IN], t[ROI], t[BI], t.get(OUT)
-    n = roi.sizes[-2] if len(roi.sizes) >= 2 else 0
-    if roi.sizes[-1] != 4 or any(s != 1 for s in roi.sizes[:-2]):
-        check.fail(f"ROITensor.Sizes is {list(roi.sizes)}; it must be {{NumROIs, 4}} (leading "
-                   "1s allowed)")
-    if bi.count != n or any(s != 1 for s in bi.sizes[:-1]):
-        check.fail(f"BatchIndicesTensor.Sizes is {list(bi.sizes)}; it must be {{{n}}} (leading "
-                   "1s allowed)")
-    if a["ReductionFunction"] not in (AVERAGE, MAX):
-        check.fail(f"ReductionFunction is {a['ReductionFunction']}; it must be "
-                   "DML_REDUCE_FUNCTION_AVERAGE (2) or DML_REDUCE_FUNCTION_MAX (7)")
-    if a["InterpolationMode"] not in (NEAREST, LINEAR):
-        check.fail(f"InterpolationMode is {a['InterpolationMode']}, which is not a "
-                   "DML_INTERPOLATION_MODE (0 NEAREST_NEIGHBOR, 1 LINEAR)")
-    lo, hi = a["MinimumSamplesPerOutput"], a["MaximumSamplesPerOutput"]
-    if not 1 <= lo <= hi:
-        check.fail(f"MinimumSamplesPerOutput is {lo} and MaximumSamplesPerOutput {hi}; they "
-                   "must satisfy 1 <= Minimum <= Maximum")
+    x, out = spec.tensor[IN], spec.tensor.get(OUT)
+    n = region_rules(spec, check)
     if out is None:
         check.fail("OutputTensor's height and width are the desc's; give its tensor desc")
     return {OUT: Sizes([n, x.sizes[1]] + list(out.sizes[2:]), "ROITensor, InputTensor and "
