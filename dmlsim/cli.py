@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -114,6 +115,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         return args.fn(args)
+    except BrokenPipeError:  # `dmlsim ops | head`: the reader left; nothing more to say
+        sys.stdout = open(os.devnull, "w")
+        return 0
     except Exception as e:  # a clear one-line error for the command line
         if isinstance(e, (HResultError, ModelError)):
             print(f"dmlsim {args.command}: {e}", file=sys.stderr)

@@ -71,3 +71,14 @@ def test_cli_reports_hresult_errors(tmp_path, capsys):
     assert cli.main(["dispatch", str(p)]) == 1
     assert "DML_OPERATOR_CONVOLUTION: InputTensor is null but the tensor is required " \
         "[E_INVALIDARG]" in capsys.readouterr().err
+
+
+def test_ops_piped_into_a_reader_that_has_left_prints_no_traceback():
+    """`dmlsim ops | true`: the reader is gone before the first line (dmlsim takes a second to
+    import), and the closed pipe ends the command quietly."""
+    import subprocess
+    import sys
+    code = ("import sys; from dmlsim.cli import main; sys.exit(main(['ops']))")
+    proc = subprocess.run(f'"{sys.executable}" -c "{code}" | true', shell=True,
+                          capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
