@@ -363,3 +363,22 @@ RULES.update({"Reshape": _reshape, "Flatten": _flatten, "Squeeze": _squeeze,
          "DepthToSpace": _depth_space("DepthToSpace"),
          "SpaceToDepth": _depth_space("SpaceToDepth"),
          **{name: _reduce(fn) for name, fn in REDUCE.items()}})
+
+
+def _trilu(L, node, ins, attrs, act):
+    """Trilu: ELEMENT_WISE_IF of a constant mask over the last two dimensions (kept where
+    j - i >= k, upper, or j - i <= k, lower), broadcast through zero strides, and zero; k is
+    read on the CPU (a constant), as the DML provider reads it."""
+    x = ins[0]
+    k = 0 if len(ins) < 2 or ins[1] is None else int(L.constant(node.input[1], node, "k")
+                                                      .reshape(()))
+    n, m = x.shape[-2], x.shape[-1]
+    d = np.arange(m)[None, :] - np.arange(n)[:, None]
+    keep = (d >= k) if int(attrs.get("upper", 1)) else (d <= k)
+    mask = Value((n, m), np.dtype(np.uint8), keep.astype(np.uint8), None)
+    zero = Value((), x.dtype, np.zeros((), x.dtype), None)
+    e = X["If"](L.broadcast(mask, x.shape), L.tensor(x), L.broadcast(zero, x.shape))
+    return L.new(e, x.shape, x.dtype)
+
+
+RULES["Trilu"] = _trilu
