@@ -202,3 +202,19 @@ def test_adam_optimizer_three_steps_feeding_the_moments_back():
     np.testing.assert_allclose(x, xr, rtol=1e-5)
     np.testing.assert_allclose(m, mr, rtol=1e-5)
     np.testing.assert_allclose(v, vr, rtol=1e-5)
+
+
+def test_roi_align_grad_needs_at_least_one_output():
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    desc = dml.operator_desc("ROI_ALIGN_GRAD", InputTensor=x, InputGradientTensor=np.zeros(
+        (1, 1, 1, 1), np.float32), ROITensor=np.float32([[0, 0, 4, 4]]),
+        BatchIndicesTensor=np.uint32([0]), OutputGradientTensor=x, ReductionFunction=2,
+        InterpolationMode=1, SpatialScaleX=1.0, SpatialScaleY=1.0, InputPixelOffset=0.5,
+        OutputPixelOffset=-0.5, MinimumSamplesPerOutput=1, MaximumSamplesPerOutput=1,
+        AlignRegionsToCorners=0)
+    desc.Desc.OutputGradientTensor = None
+    device = dml.DMLCreateDevice(dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0), 0)
+    with pytest.raises(dml.HResultError) as e:
+        device.CreateOperator(desc)
+    assert e.value.hresult == dml.E_INVALIDARG
+    assert "OutputGradientTensor and OutputROIGradientTensor are both null" in e.value.message

@@ -208,14 +208,11 @@ def run_compiled(compiled, input_descs, output_descs, arrays, device=None) -> li
     return execute(st, compiled, ins, outs, arrays)
 
 
-def execute(st, compiled, ins, outs, arrays) -> list:
-    """Initialize ``compiled`` (an IDMLCompiledOperator: an operator or a graph), upload
-    ``arrays`` (one per input slot of ``ins``: (field, index, _Tensor or None)), execute and
-    read back every output slot of ``outs``, through the faithful API on ``st``'s device."""
+def _recording(st, dispatchable, count):
+    """(descriptor heap, allocator, open command list with the heap set, binding table) for
+    ``dispatchable`` with ``count`` descriptors: what every dmlsim.run path records with."""
     d3d, dev = st["d3d"], st["dml"]
-    persistent = execute_init(st, compiled, ins, arrays)
-    props_e = compiled.GetBindingProperties()
-    count = max(1, props_e.RequiredDescriptorCount)
+    count = max(1, count)
     heap = d3d.CreateDescriptorHeap(dml.D3D12_DESCRIPTOR_HEAP_DESC(
         dml.D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV, count,
         dml.D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE))
@@ -223,8 +220,19 @@ def execute(st, compiled, ins, outs, arrays) -> list:
     cl = d3d.CreateCommandList(0, dml.D3D12_COMMAND_LIST_TYPE_DIRECT, alloc, None)
     cl.SetDescriptorHeaps([heap])
     table = dev.CreateBindingTable(dml.DML_BINDING_TABLE_DESC(
-        compiled, heap.GetCPUDescriptorHandleForHeapStart(),
+        dispatchable, heap.GetCPUDescriptorHandleForHeapStart(),
         heap.GetGPUDescriptorHandleForHeapStart(), count))
+    return heap, alloc, cl, table
+
+
+def execute(st, compiled, ins, outs, arrays) -> list:
+    """Initialize ``compiled`` (an IDMLCompiledOperator: an operator or a graph), upload
+    ``arrays`` (one per input slot of ``ins``: (field, index, _Tensor or None)), execute and
+    read back every output slot of ``outs``, through the faithful API on ``st``'s device."""
+    d3d, dev = st["d3d"], st["dml"]
+    persistent = execute_init(st, compiled, ins, arrays)
+    props_e = compiled.GetBindingProperties()
+    heap, alloc, cl, table = _recording(st, compiled, props_e.RequiredDescriptorCount)
     recorder = dev.CreateCommandRecorder()
     keep: list = []
 
@@ -305,17 +313,9 @@ class Prepared:
                        for i, (_, _, t) in enumerate(ins)]
         self._persistent = execute_init(st, compiled, ins, init_arrays)
         props = compiled.GetBindingProperties()
-        count = max(1, props.RequiredDescriptorCount)
-        self._heap = d3d.CreateDescriptorHeap(dml.D3D12_DESCRIPTOR_HEAP_DESC(
-            dml.D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV, count,
-            dml.D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE))
-        table = dev.CreateBindingTable(dml.DML_BINDING_TABLE_DESC(
-            compiled, self._heap.GetCPUDescriptorHandleForHeapStart(),
-            self._heap.GetGPUDescriptorHandleForHeapStart(), count))
-        self._alloc = d3d.CreateCommandAllocator(dml.D3D12_COMMAND_LIST_TYPE_DIRECT)
-        cl = self._cl = d3d.CreateCommandList(0, dml.D3D12_COMMAND_LIST_TYPE_DIRECT,
-                                              self._alloc, None)
-        cl.SetDescriptorHeaps([self._heap])
+        self._heap, self._alloc, cl, table = _recording(st, compiled,
+                                                        props.RequiredDescriptorCount)
+        self._cl = cl
         if self._persistent is not None:
             table.BindPersistentResource(dml.DML_BINDING_DESC(
                 dml.DML_BINDING_TYPE_BUFFER, dml.DML_BUFFER_BINDING(
@@ -379,16 +379,7 @@ def execute_init(st, compiled, ins, arrays):
     d3d, dev = st["d3d"], st["dml"]
     init = dev.CreateOperatorInitializer([compiled])
     props_i, props_e = init.GetBindingProperties(), compiled.GetBindingProperties()
-    count = max(1, props_i.RequiredDescriptorCount)
-    heap = d3d.CreateDescriptorHeap(dml.D3D12_DESCRIPTOR_HEAP_DESC(
-        dml.D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV, count,
-        dml.D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE))
-    alloc = d3d.CreateCommandAllocator(dml.D3D12_COMMAND_LIST_TYPE_DIRECT)
-    cl = d3d.CreateCommandList(0, dml.D3D12_COMMAND_LIST_TYPE_DIRECT, alloc, None)
-    cl.SetDescriptorHeaps([heap])
-    table = dev.CreateBindingTable(dml.DML_BINDING_TABLE_DESC(
-        init, heap.GetCPUDescriptorHandleForHeapStart(),
-        heap.GetGPUDescriptorHandleForHeapStart(), count))
+    heap, alloc, cl, table = _recording(st, init, props_i.RequiredDescriptorCount)
     persistent, keep = None, []
     if props_e.PersistentResourceSize:
         persistent = _buffer(d3d, props_e.PersistentResourceSize, 1)

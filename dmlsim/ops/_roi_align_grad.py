@@ -69,17 +69,14 @@ def grad_sizes(spec, check):
         fail(E_NOTIMPL, f"{check.name}: OutputROIGradientTensor with Minimum/Maximum"
              f"SamplesPerOutput {lo}/{hi}: the page gives the ROI gradient only for 1 sample "
              "per output; dmlsim does not implement other counts")
-    out = {}
-    if dr is not None or dx is None and x is None:
-        out[DR] = Sizes(roi.sizes, "ROITensor")
-    if dx is not None or x is not None:
-        if x is None:
-            return {**out, DX: Sizes(dx.sizes, "the forward input (OutputGradientTensor)")}
-        if x.sizes[1] != dy.sizes[1]:
-            check.fail(f"InputGradientTensor.Sizes {list(dy.sizes)} and InputTensor.Sizes "
-                       f"{list(x.sizes)} differ in the channel count")
-        out[DX] = Sizes(x.sizes, "InputTensor")
-    if dx is None and dr is None and not out:
+    if dx is None and dr is None:
         check.fail("OutputGradientTensor and OutputROIGradientTensor are both null; at least one "
-                   "must be given")
+                   "must be given (the page)")
+    out = {DR: Sizes(roi.sizes, "ROITensor")} if dr is not None else {}
+    if x is not None and x.sizes[1] != dy.sizes[1]:
+        check.fail(f"InputGradientTensor.Sizes {list(dy.sizes)} and InputTensor.Sizes "
+                   f"{list(x.sizes)} differ in the channel count")
+    if dx is not None:
+        out[DX] = Sizes(x.sizes, "InputTensor") if x is not None else \
+            Sizes(dx.sizes, "the forward input (OutputGradientTensor)")
     return out
