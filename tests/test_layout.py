@@ -77,7 +77,7 @@ def test_hand_written_modules_are_small(path):
 # (resources <- commands <- dml <- listcompile <- queue, with the leaf modules below).
 CORE_LAYERS = (
     ("config", "hresult", "dtypes", "observer", "sync"),
-    ("tensor", "memory"),
+    ("tensor", "memory", "packed4"),
     ("resources", "views", "validation", "registry"),
     ("commands", "layout"),
     ("binding",),

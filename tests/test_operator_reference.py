@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import zlib
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -46,6 +47,8 @@ from helpers import (MAX_LEVEL, NP_OF_SHORT, assert_bits_equal, assert_float_clo
                      feature_level, tolerance)
 
 REGISTRY = registry.load_all()
+# The types a case may take: NumPy's, and ml_dtypes' for the packed 4-bit types.
+TYPES = {**NP_OF_SHORT, "INT4": np.dtype(ml_dtypes.int4), "UINT4": np.dtype(ml_dtypes.uint4)}
 BY_VALUE = {s["value"]: s for s in OPERATORS.values()}
 GENERIC_SHAPE = (2, 3, 4)
 
@@ -96,8 +99,7 @@ def _cases():
         if primary is None:
             continue
         for t in _rows(name)[primary]["types"]:
-            if t in NP_OF_SHORT:  # UINT4/INT4 have no NumPy element type
-                cases.append((name, t))
+            cases.append((name, t))
     return cases
 
 
@@ -115,13 +117,14 @@ def random_values(rng, dtype, shape):
         if n >= 12:
             x[rng.choice(n, 5, replace=False)] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
         return x.reshape(shape)
-    info = np.iinfo(dtype)
+    info = ml_dtypes.iinfo(dtype)
     lo_small = 0 if info.min == 0 else -16
     lo_mid = 0 if info.min == 0 else -2**12
     pick = rng.integers(0, 3, n)
-    full = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    wide = np.uint64 if info.max > 2**63 else np.int64
+    full = rng.integers(info.min, info.max, n, dtype=wide, endpoint=True).astype(dtype)
     mid = rng.integers(max(lo_mid, info.min), min(2**12, info.max), n, endpoint=True)
-    small = rng.integers(lo_small, 16, n, endpoint=True)
+    small = rng.integers(max(lo_small, info.min), min(16, info.max), n, endpoint=True)
     x = np.where(pick == 0, full, np.where(pick == 1, mid.astype(dtype), small.astype(dtype)))
     x = x.astype(dtype)
     if n >= 4:
@@ -168,7 +171,7 @@ def build_case(name, t, rng, generic=True):
         if field not in varied:
             inputs[field] = value
             continue
-        dt = NP_OF_SHORT[t]
+        dt = TYPES[t]
         if isinstance(value, (list, tuple)):
             inputs[field] = [random_values(rng, dt, shape or np.shape(v)) for v in value]
         else:
@@ -178,12 +181,12 @@ def build_case(name, t, rng, generic=True):
         value = ex.outputs.get(field)
         if value is None:
             continue
-        types = [x for x in (rows.get(field, {}).get("types") or ()) if x in NP_OF_SHORT]
+        types = [x for x in (rows.get(field, {}).get("types") or ()) if x in TYPES]
         if t in types or not types:
             out_t = t if t in types else None
         else:
-            out_t = types[(sorted(NP_OF_SHORT).index(t) + k) % len(types)]
-        dt = NP_OF_SHORT[out_t] if out_t else np.asarray(value).dtype
+            out_t = types[(sorted(TYPES).index(t) + k) % len(types)]
+        dt = TYPES[out_t] if out_t else np.asarray(value).dtype
         if isinstance(value, (list, tuple)):
             outputs[field] = [np.zeros(shape or np.shape(v), dt) for v in value]
         else:
@@ -219,7 +222,7 @@ def _attrs(name, ex, t):
 
 def _int_expected(ref, dtype):
     """(comparable, in range, wrapped, saturated) for an integer output of ``dtype``."""
-    info = np.iinfo(dtype)
+    info = ml_dtypes.iinfo(dtype)
     bits = info.bits
     ok = np.isfinite(ref) & (np.abs(ref) < 2.0**53)
     vals = [int(v) for v in np.trunc(np.where(ok, ref, 0.0)).reshape(-1)]

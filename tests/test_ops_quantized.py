@@ -259,15 +259,6 @@ def test_quantize_misuses_name_the_field():
                                                                                  np.int8)))
     assert "QuantizationTensors[0] (Scale).Sizes[1] is 4; it must be 1, InputTensor.Sizes[1] " \
         "= 6 or a divisor of it (blocks)" in msg
-    desc = dml.operator_desc("DEQUANTIZE", InputTensor=np.zeros((4, 6), np.int8),
-                             QuantizationType=1, QuantizationTensors=[np.ones((1, 1),
-                                                                              np.float32)],
-                             OutputTensor=x)
-    desc.Desc.InputTensor.Desc.DataType = dml.DML_TENSOR_DATA_TYPE_INT4
-    desc.Desc.InputTensor.Desc.TotalTensorSizeInBytes = 12
-    msg = _create_fails(desc, dml.E_NOTIMPL)
-    assert msg.startswith("DML_OPERATOR_DEQUANTIZE: InputTensor.DataType is "
-                          "DML_TENSOR_DATA_TYPE_INT4"), msg
 
 
 def test_quantized_linear_convolution_bias_must_be_per_channel():

@@ -126,14 +126,10 @@ def _kind(data_type):
 
 def _taken_by_a_role(name, dev, wide, t, error):
     """Whether a listed type refused by the retyping above is still taken, where a row
-    covers tensors of different roles or dmlsim says it does not implement the type:
+    covers tensors of different roles:
     - an array whose elements have different roles (QUANTIZE's QuantizationTensors are
       [Scale, ZeroPoint]: floats for the scale, integers for the zero point) takes ``t``
-      in the elements of t's kind: some example, retyped so, is accepted;
-    - the packed 4-bit types, which dmlsim answers with E_NOTIMPL naming them (listed as
-      not implemented in docs/operators.md)."""
-    if t in ("INT4", "UINT4"):
-        return error.hresult == dml.E_NOTIMPL and "4-bit" in str(error)
+      in the elements of t's kind: some example, retyped so, is accepted."""
     kind = "float" if t.startswith("FLOAT") else "int"
     for ex in REGISTRY[name].examples:
         try:

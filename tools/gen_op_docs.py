@@ -37,7 +37,9 @@ def render() -> str:
              f"{len(impl)} of {len(ops)} operator types are implemented"
              + (". The others raise E_NOTIMPL at CreateOperator, naming the operator." if
                 len(impl) < len(ops) else "; the cases an operator's notes call not "
-                "implemented (INT4/UINT4 data, ...) raise E_NOTIMPL at CreateOperator, naming "
+                "implemented (MULTIHEAD_ATTENTION's PastSequenceLengthsTensor and START_END masks, "
+                "ROI_ALIGN_GRAD's ROI gradient over several samples) raise E_NOTIMPL at "
+                "CreateOperator, naming "
                 "the operator and the case."), "",
              "| operator | introduced | in-place | dmlsim |", "| --- | --- | --- | --- |"]
     for s in ops:

@@ -1,6 +1,7 @@
 """DML_TENSOR_DATA_TYPE <-> NumPy dtypes, element sizes, storage types, DMLCalcBufferTensorSize."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 # DML_TENSOR_DATA_TYPE values (DirectML.h).
@@ -18,7 +19,8 @@ ELEMENT_SIZE_BITS = {FLOAT32: 32, FLOAT16: 16, UINT32: 32, UINT16: 16, UINT8: 8,
 NUMPY = {FLOAT32: np.dtype(np.float32), FLOAT16: np.dtype(np.float16),
          UINT32: np.dtype(np.uint32), UINT16: np.dtype(np.uint16), UINT8: np.dtype(np.uint8),
          INT32: np.dtype(np.int32), INT16: np.dtype(np.int16), INT8: np.dtype(np.int8),
-         FLOAT64: np.dtype(np.float64), UINT64: np.dtype(np.uint64), INT64: np.dtype(np.int64)}
+         FLOAT64: np.dtype(np.float64), UINT64: np.dtype(np.uint64), INT64: np.dtype(np.int64),
+         UINT4: np.dtype(ml_dtypes.uint4), INT4: np.dtype(ml_dtypes.int4)}  # packed: see packed4
 FROM_NUMPY = {v: k for k, v in NUMPY.items()}
 
 # Unsigned storage type of each element width: data movement happens in these types so that
@@ -44,10 +46,6 @@ def numpy_dtype(dt: int) -> np.dtype:
         return NUMPY[int(dt)]
     except KeyError:
         raise NotImplementedError(f"{name(dt)} has no NumPy element type") from None
-
-
-def storage_dtype(dt: int) -> np.dtype:
-    return UNSIGNED_OF_SIZE[itemsize(dt)]
 
 
 def dml_type_of(array_or_dtype) -> int:
@@ -88,3 +86,51 @@ def packed_strides(sizes) -> tuple:
         strides.append(acc)
         acc *= int(s)
     return tuple(reversed(strides))
+
+
+# ---- the packed 4-bit types (UINT4 / INT4): two elements per byte, see packed4 ----------
+
+def is_packed4(data_type: int) -> bool:
+    """UINT4 / INT4: "the first element in the low nibble of the byte; and the second element
+    in the high nibble" (DML_TENSOR_DATA_TYPE). Element i sits at nibble 2 x byte offset +
+    sum(i x stride): byte n // 2, the low nibble when n is even."""
+    return int(data_type) in (UINT4, INT4)
+
+
+def nibble_indices(byte_offset: int, sizes, strides) -> np.ndarray:
+    """Nibble index of every element (shape ``sizes``, int64)."""
+    n = np.full(tuple(sizes), 2 * int(byte_offset), np.int64)
+    for d, (s, st) in enumerate(zip(sizes, strides)):
+        shape = [1] * len(sizes)
+        shape[d] = s
+        n = n + (np.arange(s, dtype=np.int64) * int(st)).reshape(shape)
+    return n
+
+
+def nibble_values(nibbles, data_type):
+    """Nibble values (uint8, 0..15) as elements of ``data_type`` (works on NumPy and JAX)."""
+    if int(data_type) == INT4:
+        nibbles = (nibbles.astype(np.int8) ^ 8) - 8  # sign-extend bit 3
+    return nibbles.astype(NUMPY[int(data_type)])
+
+
+def nibbles(values):
+    """Elements (int4 / uint4) as their 4 stored bits (uint8)."""
+    return values.astype(np.int8).astype(np.uint8) & 15
+
+
+def host_read(raw_u8: np.ndarray, idx: np.ndarray, data_type: int) -> np.ndarray:
+    """The elements at nibble indices ``idx`` of the host bytes ``raw_u8`` (NumPy; the
+    traced twin is ``packed4.read``)."""
+    nib = (raw_u8[idx >> 1] >> ((idx & 1) * 4).astype(np.uint8)) & 15
+    return nibble_values(nib.astype(np.uint8), data_type)
+
+
+def host_write(raw_u8: np.ndarray, idx: np.ndarray, values) -> None:
+    """Store ``values`` (shape of ``idx``) at nibble indices ``idx`` of the host bytes
+    ``raw_u8``, in place, the other nibbles kept (NumPy; traced twin: ``packed4.write``)."""
+    bits = nibbles(np.asarray(values))
+    for parity, keep in ((0, 0xF0), (1, 0x0F)):
+        sel = (idx & 1) == parity
+        byte = idx[sel] >> 1
+        raw_u8[byte] = (raw_u8[byte] & keep) | (bits[sel] << (4 * parity)).astype(np.uint8)

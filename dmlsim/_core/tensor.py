@@ -27,6 +27,7 @@ class TensorSpec:
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element; 0 for the packed 4-bit types (two per byte, see packed4)."""
         return dtypes.itemsize(self.data_type)
 
     @property

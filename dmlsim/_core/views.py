@@ -3,7 +3,8 @@
 A view is (buffer, byte offset, TensorSpec). Reads and writes happen on the buffer's 1-D
 unsigned storage: packed views are slices, zero strides broadcast, other strides gather or
 scatter with index tables computed once at trace time. Only after a read is the data
-bit-cast to the tensor's type, so copies are exact to the bit.
+bit-cast to the tensor's type, so copies are exact to the bit. The packed 4-bit types
+address nibbles of the byte storage (``packed4``).
 """
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from . import dtypes, packed4
 from .dtypes import UNSIGNED_OF_SIZE
 from .memory import convert
 from .tensor import TensorSpec
+
+FOUR_BIT = (dtypes.NUMPY[dtypes.INT4], dtypes.NUMPY[dtypes.UINT4])
 
 
 def _layout(t: TensorSpec):
@@ -44,6 +48,9 @@ def _indices(base: int, core: tuple, strides: tuple) -> np.ndarray:
 
 def read_view(storage, t: TensorSpec, byte_offset: int):
     """Typed array of shape ``t.sizes`` read from ``storage`` (traceable)."""
+    if dtypes.is_packed4(t.data_type):
+        idx = dtypes.nibble_indices(byte_offset, t.sizes, t.element_strides)
+        return packed4.read(convert(storage, np.uint8), idx, t.data_type)
     k = t.itemsize
     u = convert(storage, UNSIGNED_OF_SIZE[k])
     base = byte_offset // k
@@ -60,6 +67,12 @@ def read_view(storage, t: TensorSpec, byte_offset: int):
 
 def write_view(storage, t: TensorSpec, byte_offset: int, value):
     """``storage`` with ``value`` (already of the tensor's type and sizes) written in."""
+    if dtypes.is_packed4(t.data_type):
+        core, strides, _ = _layout(t)
+        if core != t.sizes:  # a broadcast output writes each element once
+            value = value[tuple(slice(0, c) for c in core)]
+        idx = dtypes.nibble_indices(byte_offset, core, strides)
+        return packed4.write(convert(storage, np.uint8), idx, value)
     k = t.itemsize
     u = convert(storage, UNSIGNED_OF_SIZE[k])
     bits = lax.bitcast_convert_type(value, UNSIGNED_OF_SIZE[k])
@@ -103,6 +116,8 @@ def sealed(value, zero):
     followed by an add becomes one fused multiply-add, rounded once): an opaque integer
     step in between keeps every dispatch's result exactly what it stores, and still fuses.
     """
+    if value.dtype in FOUR_BIT:  # seal the values widened to a byte
+        return sealed(value.astype(np.int8), zero).astype(value.dtype)
     u = UNSIGNED_OF_SIZE[value.dtype.itemsize]
     bits = lax.bitcast_convert_type(value, u) ^ zero.astype(u)
     return lax.bitcast_convert_type(bits, value.dtype)

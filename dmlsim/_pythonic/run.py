@@ -101,7 +101,7 @@ class _Tensor:
         self.sizes = tuple(int(s) for s in b.Sizes)
         self.data_type = int(b.DataType)
         self.np_dtype = dtypes.numpy_dtype(self.data_type)
-        self.itemsize = self.np_dtype.itemsize
+        self.itemsize = dtypes.itemsize(self.data_type)  # 0 for the packed 4-bit types
         self.total_bytes = int(b.TotalTensorSizeInBytes)
         self.strides = tuple(int(s) for s in b.Strides) if b.Strides is not None else \
             dtypes.packed_strides(self.sizes)
@@ -162,6 +162,25 @@ def _submit(st, cl, alloc=None):
 def _physical_index(t):
     """Element index in the buffer of every logical element of tensor ``t``."""
     return sum(np.indices(t.sizes)[d] * t.strides[d] for d in range(len(t.sizes)))
+
+
+def store(raw, t, values) -> None:
+    """Write ``values`` (broadcast to ``t.sizes``) into the host bytes ``raw`` (a uint8
+    array: a Map or a staging copy) at tensor ``t``'s element positions, in place."""
+    v = np.broadcast_to(np.asarray(values, dtype=t.np_dtype), t.sizes)
+    if dtypes.is_packed4(t.data_type):
+        dtypes.host_write(raw, dtypes.nibble_indices(0, t.sizes, t.strides), v)
+        return
+    raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype)[_physical_index(t)] = v
+
+
+def load(raw, t) -> np.ndarray:
+    """The values of tensor ``t`` in the host bytes ``raw`` (a copy, shape ``t.sizes``)."""
+    if dtypes.is_packed4(t.data_type):
+        return dtypes.host_read(raw, dtypes.nibble_indices(0, t.sizes, t.strides),
+                                 t.data_type)
+    return raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype)[
+        _physical_index(t)].copy()
 
 
 def run(op_desc, *arrays, flags: int = 0):
@@ -238,8 +257,7 @@ def execute(st, compiled, ins, outs, arrays) -> list:
 
     def upload(arr, t):
         data = np.zeros(t.total_bytes, np.uint8)
-        phys = data[:t.total_bytes // t.itemsize * t.itemsize].view(t.np_dtype)
-        phys[_physical_index(t)] = np.broadcast_to(np.asarray(arr, dtype=t.np_dtype), t.sizes)
+        store(data, t, arr)
         up = _buffer(d3d, t.total_bytes, 2)
         dst = _buffer(d3d, t.total_bytes, 1)
         up.Map(0, None)[:t.total_bytes] = data
@@ -288,10 +306,7 @@ def execute(st, compiled, ins, outs, arrays) -> list:
         if rb is None:
             results.append(None)
             continue
-        raw = rb.Map(0, None)
-        flat = raw.view(t.np_dtype) if raw.shape[0] % t.itemsize == 0 else \
-            raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype)
-        results.append(flat[_physical_index(t)].copy())
+        results.append(load(rb.Map(0, None), t))
         rb.Unmap(0, None)
     return results
 
@@ -358,17 +373,12 @@ class Prepared:
             if entry is None:
                 continue
             up, _, t = entry
-            data = np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=t.np_dtype),
-                                                        t.sizes))
-            view = up.Map(0, None)
-            view[:data.nbytes] = data.reshape(-1).view(np.uint8)
+            store(up.Map(0, None), t, a)
             up.Unmap(0, None)
         _submit(st, self._cl)  # closed once, executed again each call
         out = []
         for _, rb, t in self._readbacks:
-            raw = rb.Map(0, None)
-            n = int(np.prod(t.sizes))
-            out.append(raw[:n * t.itemsize].view(t.np_dtype).reshape(t.sizes).copy())
+            out.append(load(rb.Map(0, None), t))
             rb.Unmap(0, None)
         return out
 
@@ -390,8 +400,7 @@ def execute_init(st, compiled, ins, arrays):
                 continue
             up, buf = _buffer(d3d, t.total_bytes, 2), _buffer(d3d, t.total_bytes, 1)
             data = np.zeros(t.total_bytes, np.uint8)
-            phys = data[:t.total_bytes // t.itemsize * t.itemsize].view(t.np_dtype)
-            phys[_physical_index(t)] = np.broadcast_to(np.asarray(a, dtype=t.np_dtype), t.sizes)
+            store(data, t, a)
             up.Map(0, None)[:t.total_bytes] = data
             cl.CopyBufferRegion(buf, 0, up, 0, t.total_bytes)
             keep += [up, buf]

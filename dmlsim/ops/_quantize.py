@@ -10,6 +10,7 @@ quantizes to the zero point; +-inf (x / 0 included) saturates to Max / Min.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 
 
@@ -23,7 +24,7 @@ def requantize(v, zero_point, out_dtype):
     r = jnp.where(jnp.isnan(r), 0.0, r)
     if zero_point is not None:
         r = r + f64(zero_point)
-    info = np.iinfo(out_dtype)
+    info = ml_dtypes.iinfo(out_dtype)
     return jnp.clip(r, float(info.min), float(info.max)).astype(out_dtype)
 
 
@@ -106,3 +107,26 @@ def per_axis(name, operand, axis, what):
                        "dimension 1")
     rule.__doc__ = f"{name}: one value, or one per {what} of {operand}."
     return rule
+
+
+def blocks(tensors, shape):
+    """[Scale, ZeroPoint or None] of QUANTIZE / DEQUANTIZE, each repeated over its blocks to
+    the input's ``shape`` (JAX): along a dimension of size s dividing n, element i reads
+    value i // (n / s)."""
+    out = []
+    for q in tensors:
+        q = jnp.asarray(q)
+        for d, (s, n) in enumerate(zip(q.shape, shape)):
+            if s not in (1, n):
+                q = jnp.repeat(q, n // s, axis=d)
+        out.append(q)
+    return out + [None]
+
+
+def blocks_reference(tensors, shape):
+    """:func:`blocks` by index arithmetic (NumPy): element i reads q[i // block]."""
+    idx = np.indices(shape)
+    return [np.asarray(q)[tuple((idx[d] // (n // s)) if s not in (1, n) else
+                                (idx[d] if s == n else 0 * idx[d])
+                                for d, (s, n) in enumerate(zip(np.shape(q), shape)))]
+            for q in tensors] + [None]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import ml_dtypes
 import numpy as np
 
 
@@ -36,7 +37,7 @@ def int_bound(value, dtype) -> int:
     """A FLOAT attribute as an integer tensor type holds it (CLIP's remark): the float32 value
     truncated toward zero, saturated at the type's limits; NaN is 0."""
     v = float(np.float32(value))
-    info = np.iinfo(dtype)
+    info = ml_dtypes.iinfo(dtype)
     if np.isnan(v):
         return 0
     if np.isinf(v):
@@ -53,7 +54,7 @@ def round_half_even(v: float) -> float:
 
 def saturate(v: float, dtype) -> int:
     """The integer ``dtype`` value nearest to ``v`` (NaN -> 0; +-inf -> the limits)."""
-    info = np.iinfo(dtype)
+    info = ml_dtypes.iinfo(dtype)
     if np.isnan(v):
         return 0
     if v == np.inf:
@@ -83,7 +84,7 @@ def quantize_fractions(values, zero_point, dtype):
     v = np.asarray(values, object)
     zp = np.zeros(v.shape, object) if zero_point is None else \
         np.broadcast_to(np.asarray(zero_point).astype(object), v.shape)
-    info = np.iinfo(dtype)
+    info = ml_dtypes.iinfo(dtype)
     out = [min(max(round(Fraction(x)) + int(z), int(info.min)), int(info.max))
            for x, z in zip(v.reshape(-1), zp.reshape(-1))]
     return np.array(out, dtype).reshape(v.shape)

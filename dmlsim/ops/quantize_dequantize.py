@@ -15,63 +15,41 @@ The pages are "TBD" beyond the struct and tables; dmlsim reads them as ONNX's Qu
   block of input size / its size consecutive elements (blocked quantization).
 - The scale is FLOAT32 or FLOAT16 whatever the other tensors' float type (ONNX lets the
   scale's precision differ from the data's); the zero point has the integer tensor's type.
-The packed 4-bit types INT4 / UINT4 are E_NOTIMPL (no half-byte addressing yet).
+The packed 4-bit types INT4 / UINT4 (two per byte, low nibble first: ``_core.packed4``) take
+the same formulas: QUANTIZE saturates to [-8, 7] / [0, 15].
 """
-import jax.numpy as jnp
 import numpy as np
 
 from .._core import dtypes
-from .._core.hresult import E_NOTIMPL, fail
 from .._core.registry import Example, OperatorDef, Sizes, register
-from ._quantize import f64, requantize
+from ._quantize import blocks, blocks_reference, f64, requantize
 from ._reference import quantize_values
 
 IN, QT, OUT = "InputTensor", "QuantizationTensors", "OutputTensor"
 SCALE, SCALE_ZERO_POINT = 1, 2
 QT_NAMES = (f"{QT}[0]", f"{QT}[1]")
-FOUR_BIT = (dtypes.INT4, dtypes.UINT4)
 
-
-def expanded(q, shape):
-    """A quantization tensor repeated over its blocks to the input's shape (JAX)."""
-    q = jnp.asarray(q)
-    for d, (s, n) in enumerate(zip(q.shape, shape)):
-        if s not in (1, n):
-            q = jnp.repeat(q, n // s, axis=d)
-    return q
-
-
-def expanded_reference(q, shape):
-    """The same by index arithmetic: element i of the input reads q[i // block]."""
-    q = np.asarray(q)
-    idx = np.indices(shape)
-    return q[tuple((idx[d] // (n // s)) if s not in (1, n) else (idx[d] if s == n else 0 * idx[d])
-                   for d, (s, n) in enumerate(zip(q.shape, shape)))]
-
-
-def _parts(tensors, shape, expand):
-    return [expand(q, shape) for q in tensors] + [None]
 
 def quantize(InputTensor, QuantizationTensors, *, QuantizationType, ctx):
-    s, zp, *_ = _parts(QuantizationTensors, InputTensor.shape, expanded)
+    s, zp, *_ = blocks(QuantizationTensors, InputTensor.shape)
     return requantize(f64(InputTensor) / f64(s), zp, ctx.out_dtype())
 
 
 def quantize_reference(InputTensor, QuantizationTensors, *, QuantizationType, ctx):
     x = np.asarray(InputTensor, np.float64)
-    s, zp, *_ = _parts(QuantizationTensors, x.shape, expanded_reference)
+    s, zp, *_ = blocks_reference(QuantizationTensors, x.shape)
     return quantize_values(x / np.asarray(s, np.float64), zp, ctx.out_dtype())
 
 
 def dequantize(InputTensor, QuantizationTensors, *, QuantizationType, ctx):
-    s, zp, *_ = _parts(QuantizationTensors, InputTensor.shape, expanded)
+    s, zp, *_ = blocks(QuantizationTensors, InputTensor.shape)
     x = f64(InputTensor)
     return (x if zp is None else x - f64(zp)) * f64(s)
 
 
 def dequantize_reference(InputTensor, QuantizationTensors, *, QuantizationType, ctx):
     x = np.asarray(InputTensor).astype(np.int64)
-    s, zp, *_ = _parts(QuantizationTensors, x.shape, expanded_reference)
+    s, zp, *_ = blocks_reference(QuantizationTensors, x.shape)
     d = x if zp is None else x - np.asarray(zp).astype(np.int64)  # exact in int64
     return d.astype(np.float64) * np.asarray(s, np.float64)  # one rounding: 9 x 24 bits < 53
 
@@ -79,10 +57,6 @@ def dequantize_reference(InputTensor, QuantizationTensors, *, QuantizationType, 
 def rules(int_field):
     def rule(spec, check):
         t, a = spec.tensor, spec.attr
-        for name, ts in [(IN, t[IN]), (OUT, t.get(OUT))] + list(zip(QT_NAMES, t[QT])):
-            if ts is not None and ts.data_type in FOUR_BIT:
-                fail(E_NOTIMPL, f"{check.name}: {name}.DataType is {dtypes.name(ts.data_type)}; "
-                     "dmlsim does not implement the packed 4-bit types yet")
         want = {SCALE: 1, SCALE_ZERO_POINT: 2}.get(a["QuantizationType"])
         if want is None:
             check.fail(f"QuantizationType is {a['QuantizationType']}; it must be "
@@ -117,6 +91,17 @@ def same_sizes(spec, check):
 
 
 f32, f16, u8, i8, Q = np.float32, np.float16, np.uint8, np.int8, {"QuantizationType": 2}
+
+
+def i4(v):
+    return np.array(v, dtypes.NUMPY[dtypes.INT4])
+
+
+def u4(v):
+    return np.array(v, dtypes.NUMPY[dtypes.UINT4])
+
+
+
 register(OperatorDef(
     "DML_OPERATOR_QUANTIZE", quantize, quantize_reference, output_sizes=same_sizes,
     rules=(rules(OUT),),
@@ -133,6 +118,12 @@ register(OperatorDef(
                 "[10, 20]"),
         Example({IN: f16([[0.25, 0.75]]), QT: [f16([[0.5, 0.25]]), u8([[0, 1]])]},
                 {OUT: u8([[0, 4]])}, Q, "FLOAT16, per axis 1: 0.5 -> 0; 3 + 1"),
+        Example({IN: f32([[1, 3, 5, -1000, 100]]), QT: [f32([[2]]), i4([[0]])]},
+                {OUT: i4([[0, 2, 2, -8, 7]])}, Q, "INT4 (5 values: 3 bytes) saturates to "
+                "[-8, 7]"),
+        Example({IN: f32([[-3, 0, 2.5, 30]]), QT: [f32([[0.5]]), u4([[6]])]},
+                {OUT: u4([[0, 6, 11, 15]])}, Q, "UINT4 with zero point 6: -6 + 6, 5 + 6; "
+                "saturates to [0, 15]"),
     ), module=__name__))
 register(OperatorDef(
     "DML_OPERATOR_DEQUANTIZE", dequantize, dequantize_reference, output_sizes=same_sizes,
@@ -146,4 +137,9 @@ register(OperatorDef(
         Example({IN: i8([[-128], [127]]), QT: [f16([[2], [1]]), i8([[127], [-128]])]},
                 {OUT: f16([[-510], [255]])}, Q, "FLOAT16 output, per axis 0: the difference "
                 "-255 / 255 never wraps"),
+        Example({IN: u4([[1, 2, 3, 4, 5]]), QT: [f32([[1]])]}, {OUT: f32([[1, 2, 3, 4, 5]])},
+                {"QuantizationType": SCALE}, "UINT4 [1, 2, 3, 4, 5]: the page's bytes "
+                "[0x21, 0x43, 0x05]"),
+        Example({IN: i4([[-8, -1, 7]]), QT: [f32([[0.25]]), i4([[-1]])]},
+                {OUT: f32([[-1.75, 0, 2]])}, Q, "INT4 with zero point -1: (x + 1) x 0.25"),
     ), module=__name__))
