@@ -351,6 +351,7 @@ class BindingTable:
             flat.append(self.persistent)
         for i, b in enumerate(flat[:self.size]):
             self.heap.slots[self.cpu_index + i] = b
+        self.heap.version += 1
 
     def commit(self, **changes) -> None:
         for key, value in changes.items():

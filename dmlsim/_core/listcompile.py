@@ -64,18 +64,19 @@ DISPATCH, COPY, UPLOAD, READBACK = range(4)
 class ListState:
     """What one recording (list version) of a command list needs to execute compiled."""
 
-    __slots__ = ("version", "supported", "ranges", "dispatch_range", "transitions", "heaps",
-                 "ops", "last_key", "last_plan", "plans")
+    __slots__ = ("version", "supported", "ranges", "range_heaps", "dispatch_range",
+                 "transitions", "heaps", "ops", "last_versions", "last_plan", "plans")
 
     def __init__(self, version):
         self.version = version
         self.supported = True
         self.ranges = []          # unique (heap, first, stop) descriptor ranges, in order
+        self.range_heaps = ()     # the distinct heaps of those ranges
         self.dispatch_range = {}  # record index -> index into ranges
         self.transitions = []     # (buffer, state after), in record order
         self.heaps = ()
         self.ops = []             # distinct compiled operators dispatched
-        self.last_key = None
+        self.last_versions = None  # the heaps' versions when last_plan was selected
         self.last_plan = None
         self.plans = {}
 
@@ -140,6 +141,7 @@ def _prepare(cl) -> ListState:
             step(st, i, rec, seen)
         if not st.supported:
             break
+    st.range_heaps = tuple({id(h): h for h, _, _ in st.ranges}.values())
     return st
 
 
@@ -155,17 +157,20 @@ def execute(cl, ctx) -> bool:
     for d in st.ops:
         if not d.initialized or d.device.removed_reason:
             return False
-    key = [h.slots[a:b] for h, a, b in st.ranges]
-    if key == st.last_key:
+    # The descriptors select the plan. A heap's version changes with every descriptor
+    # written into it, so unchanged versions mean unchanged descriptors: an O(1) check.
+    versions = tuple(h.version for h in st.range_heaps)
+    if versions == st.last_versions:
         plan = st.last_plan
     else:
+        key = [h.slots[a:b] for h, a, b in st.ranges]
         frozen = tuple(tuple(k) for k in key)
         plan = st.plans.get(frozen, _MISSING)
         if plan is _MISSING:
             if len(st.plans) >= _MAX_PLANS_PER_LIST:
                 st.plans.clear()
             plan = st.plans[frozen] = _build(cl, st, key)
-        st.last_key, st.last_plan = key, plan
+        st.last_versions, st.last_plan = versions, plan
     if plan is None:
         return False
     if plan.fn is None and not _compile(plan):
@@ -181,7 +186,8 @@ def execute(cl, ctx) -> bool:
         try:
             results = plan.fn(*args)
         except Exception:  # tracing failed before anything ran: the per-record path decides
-            st.plans[tuple(tuple(k) for k in key)] = st.last_plan = None
+            st.plans = {k: (None if p is plan else p) for k, p in st.plans.items()}
+            st.last_plan = None
             return False
         plan.traced = True
     mems = plan.mems

@@ -100,6 +100,7 @@ class DescriptorHeap:
         self.count = int(count)
         self.flags = flags
         self.slots: list = [None] * self.count
+        self.version = 0  # bumped by every descriptor write (listcompile's O(1) check)
         self.name = ""
         self.cpu_base = next(_heap_ids) << 32
         self.gpu_base = self.cpu_base | _GPU_BIT

@@ -108,19 +108,25 @@ def apply_dispatch(cur, kernel_call, in_views, out_views, seal=None) -> None:
 
 
 def sealed(value, zero):
-    """``value`` with its bits XORed with ``zero``, a runtime zero the compiler cannot see.
+    """``value``'s bits ``b`` as ``b ^ (b & zero)``, ``zero`` a runtime zero the compiler
+    cannot see: the same bits.
 
     A dispatch stores its outputs in memory, rounded to the tensor's type, and the next
     dispatch reads them from there. When several dispatches are traced into one program,
     XLA would otherwise fuse across that boundary and rewrite the arithmetic (a multiply
     followed by an add becomes one fused multiply-add, rounded once): an opaque integer
     step in between keeps every dispatch's result exactly what it stores, and still fuses.
+    Its form matters on XLA's CPU backend, which has no multi-output fusion and copies a
+    producer it deems cheap into every consumer: through ``b ^ zero`` a list of N dependent
+    dispatches, each into its own buffer, compiled to N(N + 1)/2 additions (every output
+    recomputed its whole prefix: 5,050 for N = 100, and a 1,000-dispatch list did not
+    finish compiling); ``b ^ (b & zero)`` uses ``b`` twice, which stops the copying: N.
     """
     if value.dtype in FOUR_BIT:  # seal the values widened to a byte
         return sealed(value.astype(np.int8), zero).astype(value.dtype)
     u = UNSIGNED_OF_SIZE[value.dtype.itemsize]
-    bits = lax.bitcast_convert_type(value, u) ^ zero.astype(u)
-    return lax.bitcast_convert_type(bits, value.dtype)
+    bits = lax.bitcast_convert_type(value, u)
+    return lax.bitcast_convert_type(bits ^ (bits & zero.astype(u)), value.dtype)
 
 
 def build_program(kernel_call, in_views, out_views, n_buffers):
