@@ -211,6 +211,11 @@ def _blocked(L, node, x, scale, zp, axis, block, dequantize, attrs):
                             f"size {x.shape[axis]}; DML's blocks must tile it")
     qt = [L.tensor(scale, node.input[1])] + ([] if zp is None else
                                              [L.tensor(zp, node.input[2])])
+    return _onto_quantize(L, x, qt, scale, zp, dequantize, attrs)
+
+
+def _onto_quantize(L, x, qt, scale, zp, dequantize, attrs):
+    """QUANTIZE / DEQUANTIZE (FL 6_3) of ``x`` with QuantizationTensors ``qt``."""
     kind = 2 if zp is not None else 1  # DML_QUANTIZATION_TYPE_SCALE(_ZERO_POINT)
     if dequantize:
         y = X["Dequantize"](L.tensor(x), qt, QuantizationType=kind,
@@ -223,7 +228,8 @@ def _blocked(L, node, x, scale, zp, axis, block, dequantize, attrs):
 
 def _quantize(dequantize):
     """QuantizeLinear / DequantizeLinear onto ELEMENT_WISE_(DE)QUANTIZE_LINEAR; blocked ones
-    onto QUANTIZE / DEQUANTIZE."""
+    and the packed 4-bit types (which only QUANTIZE / DEQUANTIZE's tables list) onto
+    QUANTIZE / DEQUANTIZE."""
     def rule(L, node, ins, attrs, act):
         x, scale = ins[0], ins[1]
         zp = ins[2] if len(ins) > 2 else None
@@ -233,6 +239,10 @@ def _quantize(dequantize):
                             attrs)
         es = _per_axis(L, scale, x, axis)
         ez = None if zp is None else _per_axis(L, zp, x, axis)
+        integer = x.dtype if dequantize else _quantized_type(attrs, zp)
+        if dml_type(integer) in (dml.DML_TENSOR_DATA_TYPE_INT4, dml.DML_TENSOR_DATA_TYPE_UINT4):
+            return _onto_quantize(L, x, [es] + ([] if ez is None else [ez]), scale, zp,
+                                  dequantize, attrs)
         if dequantize:
             y = X["DequantizeLinear"](L.tensor(x), es, ez)
             return L.new(y, x.shape, scale.dtype)

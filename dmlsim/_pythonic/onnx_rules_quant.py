@@ -8,6 +8,11 @@
 - QLinearMatMul -> QUANTIZED_LINEAR_MATRIX_MULTIPLY: 2-D to 4-D operands with one batch
   shape (the DML operator broadcasts no batch dimension), A's and the output's scale and
   zero point per tensor or per row, B's per tensor or per column.
+- DynamicQuantizeLinear -> DYNAMIC_QUANTIZE_LINEAR (UINT8) of the input joined with one
+  0: ONNX widens the range to include 0 (scale = (max(0, x_max) - min(0, x_min)) / 255), DML's
+  page computes it over the input alone; the appended 0 makes DML's range ONNX's, and a SLICE
+  drops it again. (ORT's DML provider maps the node directly, so on DirectML an all-positive
+  input quantizes differently from ONNX's definition.)
 What DML cannot take (3-D convolutions, mismatched batch shapes) is E_NOTIMPL naming the
 node.
 """
@@ -104,5 +109,16 @@ def _qlinear_matmul(L, node, ins, attrs, act):
     return L.new(y, list(a.shape[:-1]) + [b.shape[-1]], yz.dtype if yz is not None else a.dtype)
 
 
+def _dynamic_quantize_linear(L, node, ins, attrs, act):
+    x = ins[0]
+    n = int(np.prod(x.shape)) if x.shape else 1
+    zero = Value((1, 1), x.dtype, np.zeros((1, 1), x.dtype), None)
+    joined = F.Join([L.view(x, [1, n], name=node.input[0]), L.tensor(zero, "zero")], 1)
+    q, scale, zp = X["DynamicQuantizeLinear"](joined)
+    y = F.Slice(q, [0, 0], [1, n], [1, 1])
+    return [L.new(y, x.shape, np.uint8), L.new(scale, (), np.float32),
+            L.new(zp, (), np.uint8)]
+
+
 RULES = {"ConvInteger": _conv_integer, "QLinearConv": _qlinear_conv,
-         "QLinearMatMul": _qlinear_matmul}
+         "QLinearMatMul": _qlinear_matmul, "DynamicQuantizeLinear": _dynamic_quantize_linear}

@@ -1,9 +1,11 @@
 """Shared steps of the linear (de)quantization operators.
 
 The pages give the math: q = clamp(round(v) + zero_point, Min, Max) with Min/Max the
-output type's range. dmlsim computes v in float64 (exact for 8-bit data and, for float32
-data, the correctly rounded quotient), rounds half to even (ONNX QuantizeLinear's rule;
-the pages say only "round"), then saturates. Where the page leaves a value undefined
+output type's range. For a float input, v = input / scale is computed as DirectML computes
+FLOAT32: one correctly rounded float32 division (FLOAT16 operands widened to float32 first),
+which is also ONNX QuantizeLinear's definition (0.5 / (5 / 255) is 25.5 in float32, 25.4999...
+exactly: the float32 quotient rounds to 26); an INT32 input is divided in float64. v is
+rounded half to even (ONNX's rule; the pages say only "round"), then saturated. Where the page leaves a value undefined
 (a scale of 0) or silent (a NaN input), dmlsim's answer is: NaN rounds to 0, so it
 quantizes to the zero point; +-inf (x / 0 included) saturates to Max / Min.
 """
@@ -13,9 +15,29 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 
+from ._ieee import correctly_rounded
+
 
 def f64(x):
     return None if x is None else jnp.asarray(x).astype(np.float64)
+
+
+def quotient(x, scale):
+    """input / scale as float64 holding the value DirectML computes (see above; JAX)."""
+    x = jnp.asarray(x)
+    if jnp.issubdtype(x.dtype, jnp.floating):  # XLA's CPU backend multiplies by 1 / s
+        q = correctly_rounded(lambda a, b: a / b)(x.astype(np.float32),  # for a broadcast s
+                                                  jnp.asarray(scale).astype(np.float32))
+        return q.astype(np.float64)
+    return f64(x) / f64(scale)
+
+
+def quotient_reference(x, scale):
+    """:func:`quotient` in NumPy."""
+    x = np.asarray(x)
+    if x.dtype.kind == "f":
+        return (x.astype(np.float32) / np.asarray(scale).astype(np.float32)).astype(np.float64)
+    return x.astype(np.float64) / np.asarray(scale, np.float64)
 
 
 def requantize(v, zero_point, out_dtype):

@@ -10,10 +10,12 @@ largest and smallest input elements. Outputs in schema order: OutputTensor (the 
 Sizes), OutputScaleTensor (FLOAT32) and OutputZeroPointTensor (the output's type), each of
 those two holding one element; all four tensors have one DimensionCount.
 
-Where the page is silent, dmlsim: computes the scale in float64 and rounds it once to
-float32; rounds the zero point half to even and saturates it to [Min, Max] (an integer
-tensor holds it), and quantizes with the float32 scale and that integer zero point (as
-DEQUANTIZE_LINEAR of the outputs would read them back); ignores NaN inputs in InputMax and
+Where the page is silent, dmlsim computes in float32, as DirectML computes FLOAT32 (and as
+ONNX DynamicQuantizeLinear does): the scale (InputMax - InputMin) / (Max - Min) and the
+zero point's Min - InputMin / OutputScale are float32 operations; it rounds the zero point
+half to even and saturates it to [Min, Max] (an integer tensor holds it), and quantizes
+with the float32 scale and that integer zero point (as DEQUANTIZE_LINEAR of the outputs
+would read them back; the quotient as ``_quantize.quotient``); ignores NaN inputs in InputMax and
 InputMin (HLSL max/min) and quantizes them to the zero point. The range is the input's own,
 as the page says: unlike ONNX DynamicQuantizeLinear it is not widened to include 0. A
 constant input gives scale 0, and then ``_quantize``'s rules for x / 0 (saturation; NaN to
@@ -24,34 +26,34 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.registry import Example, OperatorDef, Sizes, register, same_type
-from ._quantize import requantize, same_dimension_count
+from ._quantize import quotient, quotient_reference, requantize, same_dimension_count
 from ._reference import quantize_values
 
 IN, OUT, OS, OZP = "InputTensor", "OutputTensor", "OutputScaleTensor", "OutputZeroPointTensor"
-F64 = np.float64
+F32 = np.float32
 
 
 def dynamic_quantize_linear(InputTensor, *, ctx):
     q = ctx.out_dtype()
     info = np.iinfo(q)
-    x = jnp.asarray(InputTensor).astype(F64)
+    x = jnp.asarray(InputTensor).astype(F32)
     hi, lo = jnp.nanmax(x), jnp.nanmin(x)
-    scale = ((hi - lo) / float(int(info.max) - int(info.min))).astype(np.float32)
-    s = scale.astype(F64)
-    zp = requantize(float(info.min) - lo / s, None, q)
-    y = requantize(x / s, zp, q)
+    scale = (hi - lo) / F32(int(info.max) - int(info.min))
+    zp = requantize((F32(info.min) - lo / scale).astype(np.float64), None, q)
+    y = requantize(quotient(x, scale), zp, q)
     return y, scale.reshape((1,) * x.ndim), zp.reshape((1,) * x.ndim)
 
 
 def dynamic_quantize_linear_reference(InputTensor, *, ctx):
     q = ctx.out_dtype()
     info = np.iinfo(q)
-    x = np.asarray(InputTensor, F64)
+    x = np.asarray(InputTensor).astype(F32)
     finite = x[~np.isnan(x)]
-    hi, lo = float(finite.max()), float(finite.min())
-    scale = np.float32((hi - lo) / (int(info.max) - int(info.min)))
-    zp = quantize_values(np.float64(info.min) - np.float64(lo) / np.float64(scale), None, q)
-    y = quantize_values(x / np.float64(scale), zp, q)
+    hi, lo = finite.max(), finite.min()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = F32(hi - lo) / F32(int(info.max) - int(info.min))
+        zp = quantize_values(np.float64(F32(info.min) - lo / scale), None, q)
+        y = quantize_values(quotient_reference(x, scale), zp, q)
     one = (1,) * x.ndim
     return y, np.full(one, scale, np.float32), np.full(one, zp, q)
 
@@ -77,6 +79,10 @@ register(OperatorDef(
                 {OUT: u8([0, 3, 255, 5, 5]), OS: f32([1]), OZP: u8([3])}, {},
                 "UINT8: range [-3, 252] -> scale 255 / 255 = 1, zero point 3; 1.5 and 2.5 "
                 "round half to even (2, 2)"),
+        Example({IN: f32([0, 2, -3, -2.5, 1.34, 0.5])},
+                {OUT: u8([153, 255, 0, 26, 221, 179]), OS: f32([5 / 255]), OZP: u8([153])}, {},
+                "ONNX's DynamicQuantizeLinear test data: 0.5 / scale is 25.5 in float32 "
+                "(25.4999... exactly) and rounds to 26"),
         Example({IN: f32([[1, 2.2], [3, 5]])},
                 {OUT: i8([[-64, 12], [63, 127]]), OS: f32([[4 / 255]]), OZP: i8([[-128]])},
                 {}, "INT8: the range [1, 5] is the input's own (not widened to 0): the zero "

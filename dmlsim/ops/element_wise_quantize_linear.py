@@ -12,7 +12,7 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.registry import Example, OperatorDef, register, same_sizes, same_type, sizes_of
-from ._quantize import f64, requantize
+from ._quantize import quotient, quotient_reference, requantize
 from ._reference import quantize_values
 
 IN, S, ZP, OUT = "InputTensor", "ScaleTensor", "ZeroPointTensor", "OutputTensor"
@@ -29,11 +29,11 @@ def _scale_type(spec, check):
 
 
 def quantize_linear(InputTensor, ScaleTensor, ZeroPointTensor, *, ctx):
-    return requantize(f64(InputTensor) / f64(ScaleTensor), ZeroPointTensor, ctx.out_dtype())
+    return requantize(quotient(InputTensor, ScaleTensor), ZeroPointTensor, ctx.out_dtype())
 
 
 def quantize_linear_reference(InputTensor, ScaleTensor, ZeroPointTensor, *, ctx):
-    v = np.asarray(InputTensor, np.float64) / np.asarray(ScaleTensor, np.float64)
+    v = quotient_reference(InputTensor, ScaleTensor)
     return quantize_values(v, ZeroPointTensor, ctx.out_dtype())
 
 

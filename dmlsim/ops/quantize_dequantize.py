@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.registry import Example, OperatorDef, Sizes, register
-from ._quantize import blocks, blocks_reference, f64, requantize
+from ._quantize import blocks, blocks_reference, f64, quotient, quotient_reference, requantize
 from ._reference import quantize_values
 
 IN, QT, OUT = "InputTensor", "QuantizationTensors", "OutputTensor"
@@ -32,13 +32,13 @@ QT_NAMES = (f"{QT}[0]", f"{QT}[1]")
 
 def quantize(InputTensor, QuantizationTensors, *, QuantizationType, ctx):
     s, zp, *_ = blocks(QuantizationTensors, InputTensor.shape)
-    return requantize(f64(InputTensor) / f64(s), zp, ctx.out_dtype())
+    return requantize(quotient(InputTensor, s), zp, ctx.out_dtype())
 
 
 def quantize_reference(InputTensor, QuantizationTensors, *, QuantizationType, ctx):
-    x = np.asarray(InputTensor, np.float64)
+    x = np.asarray(InputTensor)
     s, zp, *_ = blocks_reference(QuantizationTensors, x.shape)
-    return quantize_values(x / np.asarray(s, np.float64), zp, ctx.out_dtype())
+    return quantize_values(quotient_reference(x, s), zp, ctx.out_dtype())
 
 
 def dequantize(InputTensor, QuantizationTensors, *, QuantizationType, ctx):
