@@ -5,9 +5,10 @@ output type's range. For a float input, v = input / scale is computed as DirectM
 FLOAT32: one correctly rounded float32 division (FLOAT16 operands widened to float32 first),
 which is also ONNX QuantizeLinear's definition (0.5 / (5 / 255) is 25.5 in float32, 25.4999...
 exactly: the float32 quotient rounds to 26); an INT32 input is divided in float64. v is
-rounded half to even (ONNX's rule; the pages say only "round"), then saturated. Where the page leaves a value undefined
-(a scale of 0) or silent (a NaN input), dmlsim's answer is: NaN rounds to 0, so it
-quantizes to the zero point; +-inf (x / 0 included) saturates to Max / Min.
+rounded half to even (ONNX's rule; the pages say only "round"), then saturated. Where the
+page leaves a value undefined (a scale of 0) or silent (a NaN input), dmlsim's answer is:
+NaN rounds to 0, so it quantizes to the zero point; +-inf (x / 0 included) saturates to
+Max / Min.
 """
 from __future__ import annotations
 
