@@ -19,10 +19,11 @@ from .onnx_lower import Lowering, NeedsConstant, fail
 from .onnx_rules import ACTIVATIONS, RULES as ELEMENTWISE
 from .onnx_rules_nn import RULES as NN
 from .onnx_rules_quant import RULES as QUANT
+from .onnx_rules_recurrent import RULES as RECURRENT
 from .onnx_rules_shape import RULES as SHAPE
 from .run import Prepared, device_state
 
-RULES = {**ELEMENTWISE, **NN, **SHAPE, **QUANT}
+RULES = {**ELEMENTWISE, **NN, **SHAPE, **QUANT, **RECURRENT}
 
 
 def supported_operators() -> list:
