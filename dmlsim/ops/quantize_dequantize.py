@@ -22,7 +22,8 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.registry import Example, OperatorDef, Sizes, register
-from ._quantize import blocks, blocks_reference, f64, quotient, quotient_reference, requantize
+from ._quantize import f64, quotient, quotient_reference, requantize
+from ._quantize_blocks import blocks, blocks_reference
 from ._reference import quantize_values
 
 IN, QT, OUT = "InputTensor", "QuantizationTensors", "OutputTensor"
