@@ -40,10 +40,14 @@ def correctly_rounded(fn):
     """
     def wrapped(*args):
         if args[0].dtype == jnp.float32 and jax.config.jax_enable_x64:
-            # The barrier keeps LLVM from folding fptrunc(f64 op) back into the approximate
-            # float32 op (measured on an H200: 29% of quotients 1 ULP off without it).
-            wide = lax.optimization_barrier(fn(*(a.astype(jnp.float64) for a in args)))
-            return wide.astype(jnp.float32)
+            # The barriers keep the compilers from rewriting across the widening and the
+            # rounding: LLVM folded fptrunc(f64 op) back into the approximate float32 op (on an
+            # H200: 29% of quotients 1 ULP off), and fpext(fptrunc(v)) into v, so that a
+            # quotient by a float32 quotient computed just before used its float64 value
+            # (0.5 / float32(5 / 255) gave 25.5 exactly, not 25.4999992 -> 25.499998).
+            wide = lax.optimization_barrier(tuple(a.astype(jnp.float64) for a in args))
+            narrow = lax.optimization_barrier(fn(*wide)).astype(jnp.float32)
+            return lax.optimization_barrier(narrow)
         return fn(*args)
     return wrapped
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.registry import Example, OperatorDef, Sizes, register, same_type
+from ._ieee import correctly_rounded
 from ._quantize import quotient, quotient_reference, requantize, same_dimension_count
 from ._reference import quantize_values
 
@@ -38,8 +39,9 @@ def dynamic_quantize_linear(InputTensor, *, ctx):
     info = np.iinfo(q)
     x = jnp.asarray(InputTensor).astype(F32)
     hi, lo = jnp.nanmax(x), jnp.nanmin(x)
-    scale = (hi - lo) / F32(int(info.max) - int(info.min))
-    zp = requantize((F32(info.min) - lo / scale).astype(np.float64), None, q)
+    div = correctly_rounded(lambda a, b: a / b)  # XLA divides float32 approximately on GPUs
+    scale = div(hi - lo, jnp.asarray(int(info.max) - int(info.min), F32))
+    zp = requantize((F32(info.min) - div(lo, scale)).astype(np.float64), None, q)
     y = requantize(quotient(x, scale), zp, q)
     return y, scale.reshape((1,) * x.ndim), zp.reshape((1,) * x.ndim)
 
