@@ -210,6 +210,30 @@ def time_against_raw(rig, desc, arrays, raw, k, repeats, check=None, upload=True
 
 # ---- timing and reporting ---------------------------------------------------------------
 
+
+def interleaved(fns, repeats):
+    """Min time of each fn over ``repeats`` interleaved rounds (after a warm-up each)."""
+    for f in fns:
+        f()
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for i, f in enumerate(fns):
+            t0 = time.perf_counter()
+            f()
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best
+
+
+def raw_chain(f, x, c, n_dispatch, n_runs):
+    """``n_runs`` times the chain v <- f(v, c), ``n_dispatch`` raw jitted calls from ``x``."""
+    for _ in range(n_runs):
+        v = x
+        for _ in range(n_dispatch):
+            v = f(v, c)
+    v.block_until_ready()
+    return v
+
+
 def best_of(fn, repeats=5):
     """Minimum wall time (seconds) of ``fn()`` over ``repeats`` runs (after one warm-up)."""
     fn()

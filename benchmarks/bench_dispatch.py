@@ -26,20 +26,7 @@ import numpy as np
 
 import dmlsim as dml
 
-from _rig import Rig, machine, print_table, us, write_json
-
-
-def _interleaved(fns, repeats):
-    """Min time of each fn over ``repeats`` interleaved rounds (after a warm-up each)."""
-    for f in fns:
-        f()
-    best = [float("inf")] * len(fns)
-    for _ in range(repeats):
-        for i, f in enumerate(fns):
-            t0 = time.perf_counter()
-            f()
-            best[i] = min(best[i], time.perf_counter() - t0)
-    return best
+from _rig import Rig, interleaved, machine, print_table, raw_chain, us, write_json
 
 
 def per_dispatch(rig, n_elems, n_calls, repeats):
@@ -68,7 +55,7 @@ def per_dispatch(rig, n_elems, n_calls, repeats):
             r = f(ja, jb)
         r.block_until_ready()
 
-    t_list, t_rec, t_raw = _interleaved([dmlsim_run, dmlsim_per_record, raw_run], repeats)
+    t_list, t_rec, t_raw = interleaved([dmlsim_run, dmlsim_per_record, raw_run], repeats)
     got = rig.download(o)[:n_elems]
     assert np.array_equal(got, np.asarray(f(ja, jb))), "a: dmlsim and raw JAX disagree"
     return {"elements": n_elems, "calls": n_calls,
@@ -122,14 +109,9 @@ def dependent_list(rig, n_elems, n_dispatch, n_runs, repeats):
     jx, jk = jnp.asarray(x0), jnp.ones(n_elems, jnp.float32)
 
     def raw_run():
-        for _ in range(n_runs):
-            v = jx
-            for _ in range(n_dispatch):
-                v = f(v, jk)
-        v.block_until_ready()
-        return v
+        return raw_chain(f, jx, jk, n_dispatch, n_runs)
 
-    t_list, t_rec, t_raw = _interleaved([dmlsim_run, dmlsim_per_record, raw_run], repeats)
+    t_list, t_rec, t_raw = interleaved([dmlsim_run, dmlsim_per_record, raw_run], repeats)
     # Check one execution of the list against the raw chain.
     rig.upload(x, x0)
     rig.execute_times(cl, 1)

@@ -1,4 +1,4 @@
-"""Benchmark g: command lists that write a new buffer per dispatch (issue "Speed, round 2").
+"""Benchmark h: command lists that write a new buffer per dispatch (issue "Speed, round 2").
 
 One list of N dependent ELEMENT_WISE_ADD dispatches, x_{i+1} = x_i + c, each writing its own
 buffer (N + 1 buffers), a UAV barrier after each, executed with one Signal, against N
@@ -21,7 +21,7 @@ import numpy as np
 
 import dmlsim as dml
 
-from _rig import Rig, machine, print_table, us, write_json
+from _rig import Rig, interleaved, machine, print_table, raw_chain, us, write_json
 
 
 def chain_list(rig, n_elems, n_dispatch, n_runs, repeats):
@@ -54,27 +54,15 @@ def chain_list(rig, n_elems, n_dispatch, n_runs, repeats):
         rig.execute_times(cl, n_runs)
 
     def raw_run():
-        for _ in range(n_runs):
-            v = jx
-            for _ in range(n_dispatch):
-                v = f(v, jk)
-        v.block_until_ready()
+        raw_chain(f, jx, jk, n_dispatch, n_runs)
 
-    for fn in (dmlsim_run, raw_run):
-        fn()
-    best = [float("inf")] * 2
-    for _ in range(repeats):
-        for i, fn in enumerate((dmlsim_run, raw_run)):
-            s = time.perf_counter()
-            fn()
-            best[i] = min(best[i], time.perf_counter() - s)
-    t_list, t_raw = best
+    t_list, t_raw = interleaved([dmlsim_run, raw_run], repeats)
     v = jx
     for i in range(n_dispatch):
         v = f(v, jk)
         if i in (0, n_dispatch // 2, n_dispatch - 1):
             got = rig.download(bufs[i + 1])[:n_elems]
-            assert np.array_equal(got, np.asarray(v)), f"g: buffer {i + 1} disagrees"
+            assert np.array_equal(got, np.asarray(v)), f"h: buffer {i + 1} disagrees"
     return {"elements": n_elems, "dispatches": n_dispatch, "runs": n_runs,
             "first_s": t1 - t0, "compile_s": compile_s,
             "dmlsim_us": t_list / n_runs * 1e6, "raw_us": t_raw / n_runs * 1e6,
@@ -97,14 +85,14 @@ def main(argv=None):
         for length in lengths:
             runs = max(2, (200 if not args.quick else 40) // length)
             rows.append(chain_list(rig, n, length, runs, repeats))
-    print_table("g. N dependent dispatches, each writing its own buffer, UAV barriers "
+    print_table("h. N dependent dispatches, each writing its own buffer, UAV barriers "
                 "(µs per list; raw: N calls)",
                 ["elements", "N", "first (per-record) s", "compile s", "dmlsim list",
                  "raw N calls", "speed-up"],
                 [[r["elements"], r["dispatches"], f"{r['first_s']:.2f}",
                   f"{r['compile_s']:.2f}", us(r["dmlsim_us"] / 1e6), us(r["raw_us"] / 1e6),
                   f"{r['speedup']:.1f}x"] for r in rows])
-    payload = {"machine": machine(), "g_chain_lists": rows}
+    payload = {"machine": machine(), "h_chain_lists": rows}
     write_json(args.json, payload)
     return payload
 
