@@ -51,6 +51,15 @@ def requantize(v, zero_point, out_dtype):
     return jnp.clip(r, float(info.min), float(info.max)).astype(out_dtype)
 
 
+def zero_point_type(out, zero_point, fallback):
+    """``output_types`` of a requantizing operator: ``out`` takes ``zero_point``'s type (the
+    zero point is of the output's type), or ``fallback``'s when it is absent."""
+    def types(spec):
+        t = spec.tensor
+        return {out: (t[zero_point] if t.get(zero_point) else t[fallback]).data_type}
+    return types
+
+
 def same_dimension_count(*names):
     def rule(spec, check):
         t = spec.tensor

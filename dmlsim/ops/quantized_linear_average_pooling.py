@@ -18,7 +18,7 @@ import numpy as np
 
 from .._core.registry import Example, OperatorDef, register, same_type
 from ._pooling import output_shape, reference_windows, taps, window_attrs, window_sizes
-from ._quantize import along, along_reference, per_axis, requantize
+from ._quantize import along, along_reference, per_axis, requantize, zero_point_type
 from ._reference import fractions, quantize_fractions
 
 IN, IS, IZP, OS, OZP, OUT = ("InputTensor", "InputScaleTensor", "InputZeroPointTensor",
@@ -86,8 +86,7 @@ register(OperatorDef(
     quantized_linear_average_pooling_reference, output_sizes=window_sizes,
     rules=(same_type(IN, IZP), same_type(OUT, OZP),
            *(per_axis(f, IN, 1, "C (per channel)") for f in (IS, IZP, OS, OZP))),
-    output_types=lambda spec: {OUT: spec.tensor[OZP].data_type if spec.tensor.get(OZP)
-                               else spec.tensor[IN].data_type},
+    output_types=zero_point_type(OUT, OZP, IN),
     examples=(
         Example({IN: u8([[[[130, 132], [134, 136]]]]), IS: f32(ONE * 0.5),
                  IZP: u8(ONE * 128), OS: f32(ONE * 0.25), OZP: u8(ONE * 10)},

@@ -18,8 +18,8 @@ import numpy as np
 
 from .._core.registry import Example, OperatorDef, register, same_type
 from ._conv_math import int_conv
-from ._quantize import along, along_reference, per_axis, requantize, same_dimension_count, \
-    single_element
+from ._quantize import (along, along_reference, per_axis, requantize, same_dimension_count,
+                        single_element, zero_point_type)
 from ._reference import fractions, quantize_fractions
 from .convolution_integer import (attrs, conv_attrs, convolution_integer_reference,
                                   differences, output_sizes as integer_sizes)
@@ -84,8 +84,7 @@ register(OperatorDef(
     rules=(same_dimension_count(IN, W, B, OUT), same_type(IN, IZP), same_type(W, WZP),
            same_type(OUT, OZP), single_element(IN, IS, IZP), single_element(OUT, OS, OZP),
            per_axis(WS, OUT, 1, "M (per channel)"), per_axis(WZP, OUT, 1, "M (per channel)")),
-    output_types=lambda spec: {OUT: spec.tensor[OZP].data_type if spec.tensor.get(OZP)
-                               else spec.tensor[IN].data_type},
+    output_types=zero_point_type(OUT, OZP, IN),
     examples=(
         Example({IN: u8(np.arange(1, 10).reshape(1, 1, 3, 3)), IS: f32(ONE),
                  W: i8([[[[1, 0], [0, -1]]]]), WS: f32(ONE * 0.5), OS: f32(ONE),

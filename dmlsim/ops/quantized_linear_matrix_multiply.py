@@ -17,7 +17,8 @@ infinities. A zero scale is undefined behaviour on the page.
 import numpy as np
 
 from .._core.registry import Example, OperatorDef, register, same_type
-from ._quantize import along, along_reference, per_axis, requantize, same_dimension_count
+from ._quantize import (along, along_reference, per_axis, requantize, same_dimension_count,
+                        zero_point_type)
 from ._reference import fractions, quantize_fractions
 from .matrix_multiply_integer import (exact_sums, matrix_multiply_integer, output_sizes as
                                       product_sizes, wrap32)
@@ -66,8 +67,7 @@ register(OperatorDef(
            per_axis(AS, A, -2, "M (per row)"), per_axis(AZP, A, -2, "M (per row)"),
            per_axis(BS, B, -1, "N (per column)"), per_axis(BZP, B, -1, "N (per column)"),
            per_axis(OS, A, -2, "M (per row)"), per_axis(OZP, A, -2, "M (per row)")),
-    output_types=lambda spec: {OUT: spec.tensor[OZP].data_type if spec.tensor.get(OZP)
-                               else spec.tensor[A].data_type},
+    output_types=zero_point_type(OUT, OZP, A),
     examples=(
         Example({A: u8([[[[130, 132], [128, 120]]]]), AS: f32(ONE * 0.5), AZP: u8(ONE * 128),
                  B: i8([[[[2, 0], [1, -1]]]]), BS: f32(ONE), BZP: i8(ONE * 0),
