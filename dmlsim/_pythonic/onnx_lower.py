@@ -34,6 +34,7 @@ from .._api import public as dml
 from .._core import dtypes
 from . import dmlx_graph as G
 from .dmlx_functions import Identity
+from .onnx_functions import expand
 
 FUSABLE_INTO = {"Conv", "ConvTranspose", "Gemm", "MatMul", "BatchNormalization",
                 "InstanceNormalization", "Add"}
@@ -47,6 +48,8 @@ def fail(hr, message):
 class NeedsConstant(dml.HResultError):
     """A rule needs ``name`` as a constant (a desc field); sessions that know the graph
     inputs' values (the ONNX backend) bind such inputs as constants and lower again."""
+
+    inputs: tuple = ()  # the graph inputs ``name`` is computed from
 
     def __init__(self, name, message):
         super().__init__(dml.E_INVALIDARG, f"dmlsim.onnx: {message}")
@@ -80,6 +83,16 @@ def dml_type(np_dtype) -> int:
         fail(dml.E_NOTIMPL, f"element type {d.name} has no DML_TENSOR_DATA_TYPE")
 
 
+def _infer(model):
+    try:
+        return shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+    except Exception:  # noqa: BLE001 -- e.g. a function body onnx cannot infer strictly
+        try:
+            return shape_inference.infer_shapes(model, data_prop=True)
+        except Exception as e:  # noqa: BLE001 -- onnx's checker says why
+            fail(dml.E_INVALIDARG, f"shape inference failed: {e}")
+
+
 class Lowering:
     """Lowers one ONNX graph onto a dmlx Graph; ``compile()`` gives the session's pieces."""
 
@@ -88,16 +101,10 @@ class Lowering:
         model = onnx.load(model) if isinstance(model, str) else model
         if model.graph.sparse_initializer:
             fail(dml.E_NOTIMPL, "sparse initializers are not supported")
-        try:
-            model = shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
-        except Exception:  # noqa: BLE001 -- e.g. a function body onnx cannot infer strictly
-            try:
-                model = shape_inference.infer_shapes(model, data_prop=True)
-            except Exception as e:  # noqa: BLE001 -- onnx's checker says why
-                fail(dml.E_INVALIDARG, f"shape inference failed: {e}")
-        self.model, self.device = model, device
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
                           1)
+        model = expand(_infer(model), self._takes, self.opset, _infer)
+        self.model, self.device = model, device
         self.graph = G.Graph(device)
         self.values: dict = {}
         self.owned: list = []    # (graph input index, array) bound at initialization
@@ -107,6 +114,12 @@ class Lowering:
                       list(model.graph.input) + list(model.graph.output)}
         self.lowered: list = []  # (node index, node, [output Values]) for `dmlsim lower`
         self.const_views: dict = {}
+
+    def _takes(self, node, types) -> bool:
+        """Whether a rule lowers ``node`` (else ONNX's function body for it is inlined)."""
+        rule = self.rules.get(node.op_type)
+        takes = getattr(rule, "takes", None)
+        return rule is not None and (takes is None or takes(node, types))
 
     # ---- values --------------------------------------------------------------------------
     def info(self, name):
@@ -145,10 +158,39 @@ class Lowering:
         """An input DML needs as a desc field: it must be a constant."""
         v = self.values.get(name)
         if v is None or v.const is None:
-            raise NeedsConstant(name, f"{self.label(node)}: input '{name}' ({what}) must be a "
-                                      "constant (an initializer or foldable from them); "
-                                      "DirectML takes it as an operator attribute")
+            e = NeedsConstant(name, f"{self.label(node)}: input '{name}' ({what}) must be a "
+                                    "constant (an initializer or foldable from them); "
+                                    "DirectML takes it as an operator attribute")
+            e.inputs = tuple(self.sources(name))
+            raise e
         return v.const
+
+    def sources(self, name) -> list:
+        """The graph inputs (not initializers) that value ``name`` is computed from."""
+        producer = {}
+
+        def walk(nodes):
+            for n in nodes:
+                reads = list(n.input)
+                for a in n.attribute:
+                    for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                        walk(g.node)
+                        reads += [i for m in g.node for i in m.input]
+                for o in n.output:
+                    producer[o] = reads
+        walk(self.model.graph.node)
+        runtime = {n for n, _, _ in self.inputs}
+        seen, todo, out = set(), [name], []
+        while todo:
+            v = todo.pop()
+            if v in seen or not v:
+                continue
+            seen.add(v)
+            if v in runtime:
+                out.append(v)
+            elif v in producer:
+                todo.extend(producer[v])
+        return sorted(out)
 
     def label(self, node):
         return f"node {self.node_index} '{node.name}' ({node.op_type})"
@@ -236,13 +278,29 @@ class Lowering:
                 made.append(v)
         self.lowered.append((self.node_index, node, made))
 
+    def lower_inner(self, node):
+        """Lower a node of a subgraph taken in place (an If's branch)."""
+        self._lower_node(node, None)
+
     def _foldable(self, node, ins) -> bool:
         if not ins or any(v is None or v.const is None for v in ins if v is not None):
             return False
-        if all(v is None for v in ins):
+        if any(a.HasField("g") or a.graphs for a in node.attribute):
+            return False  # a subgraph reads outer values by name: its rule lowers it
+        if all(v is None for v in ins) or not node.output:
             return False
-        return all(int(np.prod(self.info(o)[0] or (1,))) <= FOLD_LIMIT
-                   for o in node.output if o in self.types) if node.output else False
+        return all(self._elements(o) <= FOLD_LIMIT for o in node.output if o in self.types)
+
+    def _elements(self, name) -> int:
+        """Elements of value ``name`` by shape inference; 0 where a dimension is unknown (a
+        node of constants folds then: its result's shape is what the folding finds)."""
+        t = self.types[name].type
+        if not t.HasField("tensor_type"):
+            return 0
+        dims = t.tensor_type.shape.dim
+        if any(not d.HasField("dim_value") for d in dims):
+            return 0
+        return int(np.prod([d.dim_value for d in dims] or [1]))
 
     def _fold(self, node, ins):
         names = [f"in{i}" for i in range(len(node.input))]
@@ -320,6 +378,9 @@ class Lowering:
         graph input, a constant or a reinterpretation (graph outputs come from operators)."""
         out = []
         for o in self.model.graph.output:
+            if not o.type.HasField("tensor_type"):
+                fail(dml.E_NOTIMPL, f"graph output '{o.name}' is not a tensor (sequences, maps "
+                                    "and optional types are not supported)")
             v = self.values.get(o.name)
             if v is None:
                 fail(dml.E_INVALIDARG, f"graph output '{o.name}' is not produced by any node")

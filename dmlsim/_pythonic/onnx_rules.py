@@ -79,6 +79,11 @@ def _gelu(L, node, ins, attrs, act):
     return L.new(X["ActivationGelu"](L.tensor(ins[0])), ins[0].shape, ins[0].dtype)
 
 
+# ACTIVATION_GELU is the erf form; the tanh approximation goes through Gelu's function body
+_gelu.takes = lambda node, types: all(a.s in (b"", b"none") for a in node.attribute
+                                      if a.name == "approximate")
+
+
 for _onnx, _fn in {"Add": "Add", "Sub": "Subtract", "Mul": "Multiply", "Div": "Divide",
                    "BitwiseAnd": "BitAnd", "BitwiseOr": "BitOr",
                    "BitwiseXor": "BitXor"}.items():

@@ -123,12 +123,15 @@ def _split(L, node, ins, attrs, act):
         n = int(attrs.get("num_outputs", len(node.output)))
         size = -(-x.shape[axis] // n)
         parts = [size] * (n - 1) + [x.shape[axis] - size * (n - 1)]
-    outs = F.Split(L.tensor(x), axis, parts)
+    kept = [p for p in parts if p > 0]  # an empty piece is an empty constant (DML has no
+    outs = iter(F.Split(L.tensor(x), axis, kept) if len(kept) > 1 else  # empty tensors; the
+                [X["Identity"](L.tensor(x))])                      # Concat rule drops it)
     result = []
-    for e, p in zip(outs, parts):
+    for p in parts:
         shape = list(x.shape)
         shape[axis] = p
-        result.append(L.new(e, shape, x.dtype))
+        result.append(L.new(next(outs), shape, x.dtype) if p > 0 else
+                      Value(tuple(shape), x.dtype, np.zeros(shape, x.dtype)))
     return result
 
 

@@ -17,18 +17,32 @@ from onnx import numpy_helper
 
 from .onnx_lower import Lowering, NeedsConstant, fail
 from .onnx_rules import ACTIVATIONS, RULES as ELEMENTWISE
+from .onnx_rules_attention import RULES as ATTENTION
+from .onnx_rules_fill import RULES as FILL
 from .onnx_rules_nn import RULES as NN
 from .onnx_rules_quant import RULES as QUANT
 from .onnx_rules_recurrent import RULES as RECURRENT
 from .onnx_rules_shape import RULES as SHAPE
 from .run import Prepared, device_state
 
-RULES = {**ELEMENTWISE, **NN, **SHAPE, **QUANT, **RECURRENT}
+RULES = {**ELEMENTWISE, **NN, **SHAPE, **QUANT, **RECURRENT, **FILL,
+         **ATTENTION}
+
+
+# Lowered through their ONNX function bodies (``onnx_functions``), each one's node tests
+# checked in tools/onnx_conformance.py; a body needing what DML lacks (control flow, random
+# numbers) fails naming the body's node.
+FUNCTION_OPERATORS = ("AffineGrid", "BlackmanWindow", "CenterCropPad",
+                      "GroupNormalization", "HammingWindow", "HannWindow", "Mish",
+                      "NegativeLogLikelihoodLoss", "RMSNormalization", "RotaryEmbedding",
+                      "SoftmaxCrossEntropyLoss", "SwiGLU", "Swish",
+                      "CausalConvWithState")
 
 
 def supported_operators() -> list:
-    """The ONNX operator types dmlsim.onnx lowers (all-constant nodes of any type fold)."""
-    return sorted(RULES)
+    """The ONNX operator types dmlsim.onnx lowers, by a rule or through the operator's ONNX
+    function body (all-constant nodes of any type fold)."""
+    return sorted(set(RULES) | set(FUNCTION_OPERATORS))
 
 
 def _device(feature_level):
@@ -161,8 +175,9 @@ class BackendRepresentation(BackendRep):
                         n: feeds[n] for n in self.constants})
                     self.key = key
                 except NeedsConstant as e:
-                    if e.name in feeds and e.name not in self.constants:
-                        self.constants.add(e.name)
+                    wanted = {n for n in (e.name, *e.inputs) if n in feeds} - self.constants
+                    if wanted:
+                        self.constants |= wanted
                         continue
                     raise
             rest = {n: v for n, v in feeds.items() if n not in self.constants}
