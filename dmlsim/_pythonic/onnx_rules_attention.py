@@ -1,0 +1,108 @@
+"""ONNX's Attention onto DML_OPERATOR_MULTIHEAD_ATTENTION (MULTIHEAD_ATTENTION1, FL 6_3, when
+key/value heads are fewer: grouped-query attention), where the DML operator matches; every
+other Attention node is lowered through ONNX's function body for it (``onnx_functions``), to
+GEMMs, a softmax and the element-wise operators around them.
+
+The DML operator matches when the node asks for no ``qk_matmul_output``, no ``softcap``, no
+sliding window, no ``nonpad_kv_seqlen``, a float32 softmax (``softmax_precision`` absent or
+FLOAT: DML computes in float32) and no ``attn_mask``. A mask is left to the function body
+because ONNX (opset 24+, and its reference for every version) makes a fully masked query row
+a row of zeros, where MULTIHEAD_ATTENTION adds MaskFilterValue and gets the mean of the values
+(a finite filter) or NaN (-inf). ``is_causal`` (bottom-right aligned: query i attends key j
+iff j <= i + past length) never masks a whole row and becomes a constant
+RelativePositionBias of 0 and -inf, read through zero strides over batch and heads.
+
+Layouts: 3-D Q, K, V ([B, S, heads x size], ``q_num_heads`` / ``kv_num_heads``) are DML's
+Query, Key and Value as they are, and Y [B, S, Hq x vhs] is DML's Output; 4-D ones ([B,
+heads, S, size]) are first transposed by an ELEMENT_WISE_IDENTITY to [B, S, heads, size] (as
+the DML provider does for its Attention), and the output back. past_key / past_value [B, Hkv,
+P, size] and present_key / present_value [B, Hkv, P + L, size] are DML's tensors as they are.
+Scale: ``scale``, else 1 / sqrt(head size) (ONNX scales Q and K by its square root each:
+the same product up to rounding)."""
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from .dmlx_graph import Reinterpret
+from .dmlx_ops import make_node
+from .onnx_lower import Value, packed_strides
+from .onnx_rules import X
+
+PRESENT = ("OutputPresentKeyTensor", "OutputPresentValueTensor")
+
+
+def _given(node, k):
+    return k < len(node.input) and node.input[k] != ""
+
+
+def takes(node, types) -> bool:
+    """Whether MULTIHEAD_ATTENTION computes ``node`` as ONNX defines it (module docstring)."""
+    a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
+    if len(node.output) > 3 and node.output[3]:
+        return False
+    if float(a.get("softcap", 0.0)) != 0.0 or int(a.get("left_window_size", -1)) != -1 or \
+            int(a.get("right_window_size", -1)) != -1:
+        return False
+    if int(a.get("softmax_precision", TensorProto.FLOAT)) != TensorProto.FLOAT:
+        return False
+    return not _given(node, 3) and not _given(node, 6)
+
+
+def _to_heads_last(L, v, name):
+    """A 4-D [B, H, N, size] value as DML's packed [B, N, H x size] (an IDENTITY)."""
+    b, h, n, s = v.shape
+    st = packed_strides([b, h, n, s])
+    moved = X["Identity"](L.view(v, [b, n, h, s], [st[0], st[2], st[1], st[3]], name=name))
+    return Reinterpret(moved, [b, n, h * s], None)
+
+
+def _attention(L, node, ins, attrs, act):
+    q, k, v = ins[:3]
+    past_k = ins[4] if len(ins) > 4 else None
+    past_v = ins[5] if len(ins) > 5 else None
+    four = len(q.shape) == 4
+    if four:
+        b, hq, s, hs = q.shape
+        hkv, t, vhs = k.shape[1], k.shape[2], v.shape[3]
+        eq, ek, ev = (_to_heads_last(L, x, n) for x, n in zip((q, k, v), node.input))
+    else:
+        b, s = q.shape[:2]
+        t = k.shape[1]
+        hq, hkv = int(attrs["q_num_heads"]), int(attrs["kv_num_heads"])
+        hs, vhs = q.shape[2] // hq, v.shape[2] // hkv
+        eq, ek, ev = (L.tensor(x, n) for x, n in zip((q, k, v), node.input))
+    p = 0 if past_k is None else past_k.shape[2]
+    scale = float(attrs["scale"]) if "scale" in attrs else 1.0 / np.sqrt(hs)
+    bias = None
+    if int(attrs.get("is_causal", 0)):
+        allowed = np.arange(p + t)[None, :] <= np.arange(s)[:, None] + p
+        mask = Value((s, p + t), q.dtype, np.where(allowed, 0, -np.inf).astype(q.dtype))
+        bias = L.broadcast(mask, (b, hq, s, p + t))
+    want = PRESENT if any(o for o in node.output[1:3]) else ()
+    tensors = {"QueryTensor": eq, "KeyTensor": ek, "ValueTensor": ev,
+               "RelativePositionBiasTensor": bias,
+               "PastKeyTensor": None if past_k is None else L.tensor(past_k, node.input[4]),
+               "PastValueTensor": None if past_v is None else L.tensor(past_v, node.input[5])}
+    fields = {"Scale": scale, "MaskFilterValue": -10000.0, "MaskType": 0}
+    if hq == hkv:
+        op, fields["HeadCount"] = "MULTIHEAD_ATTENTION", hq
+    else:
+        op = "MULTIHEAD_ATTENTION1"
+        fields.update(QueryHeadCount=hq, KeyValueHeadCount=hkv)
+    y, pk, pv = make_node("Attention", op, tensors, fields, graph=L.graph, want=want)
+    if four:
+        st = packed_strides([b, s, hq, vhs])
+        y = X["Identity"](Reinterpret(y, [b, hq, s, vhs], [st[0], st[2], st[1], st[3]]))
+        out = L.new(y, (b, hq, s, vhs), q.dtype)
+    else:
+        out = L.new(y, (b, s, hq * vhs), q.dtype)
+    result = [out]
+    if want:
+        result += [L.new(pk, (b, hkv, p + t, hs), q.dtype),
+                   L.new(pv, (b, hkv, p + t, vhs), q.dtype)]
+    return result[:len(node.output)]
+
+
+_attention.takes = takes
+RULES = {"Attention": _attention}
