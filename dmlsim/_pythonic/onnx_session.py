@@ -6,6 +6,8 @@ dmlsim. Every run goes through the faithful API (initializer with the OWNED_BY_D
 binding table, dispatch, readback)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 from onnx import helper
@@ -94,7 +96,7 @@ class Session:
             want = self._ins[index][2]
             if want is None:  # an input no node reads (CastLike's target: its type only)
                 continue
-            if a.size != int(np.prod(want.sizes)) or (a.shape != tuple(want.sizes) and
+            if a.size != math.prod(want.sizes) or (a.shape != tuple(want.sizes) and
                                                       a.shape != self._shape_of(name)):
                 fail(dml.E_INVALIDARG, f"run: input '{name}' has shape {list(a.shape)}; the "
                                        f"model's is {list(self._shape_of(name))}")

@@ -6,6 +6,9 @@ whatever it returns is what the full object model computes. It uses public names
 """
 from __future__ import annotations
 
+import functools
+import math
+
 from typing import Any
 
 import numpy as np
@@ -160,8 +163,18 @@ def _submit(st, cl, alloc=None):
 
 
 def _physical_index(t):
-    """Element index in the buffer of every logical element of tensor ``t``."""
-    return sum(np.indices(t.sizes)[d] * t.strides[d] for d in range(len(t.sizes)))
+    """Element index in the buffer of every logical element of tensor ``t``; None when ``t``
+    is packed (its elements are the buffer's first ones, in order)."""
+    return _index(tuple(int(s) for s in t.sizes), tuple(int(s) for s in t.strides))
+
+
+@functools.lru_cache(maxsize=256)
+def _index(sizes, strides):
+    if strides == tuple(dtypes.packed_strides(sizes)):
+        return None
+    index = sum(np.indices(sizes)[d] * strides[d] for d in range(len(sizes)))
+    index.setflags(write=False)
+    return index
 
 
 def store(raw, t, values) -> None:
@@ -171,7 +184,12 @@ def store(raw, t, values) -> None:
     if dtypes.is_packed4(t.data_type):
         dtypes.host_write(raw, dtypes.nibble_indices(0, t.sizes, t.strides), v)
         return
-    raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype)[_physical_index(t)] = v
+    flat, index = raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype), \
+        _physical_index(t)
+    if index is None:
+        flat[:v.size] = v.reshape(-1)
+    else:
+        flat[index] = v
 
 
 def load(raw, t) -> np.ndarray:
@@ -179,8 +197,10 @@ def load(raw, t) -> np.ndarray:
     if dtypes.is_packed4(t.data_type):
         return dtypes.host_read(raw, dtypes.nibble_indices(0, t.sizes, t.strides),
                                  t.data_type)
-    return raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype)[
-        _physical_index(t)].copy()
+    flat, index = raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype), \
+        _physical_index(t)
+    n = math.prod(t.sizes)
+    return flat[:n].reshape(t.sizes).copy() if index is None else flat[index].copy()
 
 
 def run(op_desc, *arrays, flags: int = 0):
