@@ -166,3 +166,69 @@ def test_large_range_and_constant_of_shape_become_fill_operators(monkeypatch):
     r, c = session.run(None, {})
     np.testing.assert_array_equal(r, np.arange(3, -9, -2))  # ceil((-9 - 3) / -2) = 6 elements
     np.testing.assert_array_equal(c, np.full((2, 3), 7, np.int32))
+
+
+@pytest.mark.parametrize("level", ["6_4", "6_1"])
+def test_scalar_constants_are_constant_nodes_from_feature_level_6_2(level):
+    """The DML provider's rule: a constant under 8 bytes is a DML_GRAPH_NODE_TYPE_CONSTANT
+    node (FL 6_2+); larger ones, and every one below 6_2, are OWNED_BY_DML graph inputs."""
+    inits = [helper.make_tensor("two", F32, [], [2.0]),
+             helper.make_tensor("w", F32, [3], [1.0, -1.0, 0.5])]
+    nodes = [helper.make_node("Add", ["x", "two"], ["a"]),
+             helper.make_node("Mul", ["a", "w"], ["y"])]
+    m = _model(nodes, [_vi("x", [2, 3])], [_vi("y", [2, 3])], inits=inits)
+    session = donnx.prepare(m, feature_level=level)
+    text = session.describe()
+    constants = 1 if level == "6_4" else 0
+    assert f"constant nodes (FL 6_2, under 8 bytes): {constants}" in text
+    assert f"OWNED_BY_DML weights: {2 - constants} graph inputs" in text
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (y,) = session.run(None, {"x": x})
+    np.testing.assert_array_equal(y, (x + 2) * np.float32([1, -1, 0.5]))
+
+
+# ---- com.microsoft.MultiHeadAttention against ONNX Runtime's CPU provider ---------------------
+
+def _ort_and_dmlsim(node, inputs, outputs):
+    ort = pytest.importorskip("onnxruntime")
+    g = helper.make_graph([node], "g", [_vi(n, a.shape, helper.np_dtype_to_tensor_dtype(a.dtype))
+                                        for n, a in inputs.items()],
+                          [_vi(n, shape) for n, shape in outputs])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                            helper.make_opsetid("com.microsoft", 1)])
+    want = ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, inputs)
+    session = donnx.prepare(m)
+    return session.run(None, inputs), want, session.describe()
+
+
+@pytest.mark.parametrize("case", ["bias_and_boolean_mask", "key_lengths_and_unidirectional",
+                                  "past_present_and_attention_bias"])
+def test_contrib_multihead_attention_matches_onnx_runtime(case):
+    rng = np.random.default_rng(7)
+    b, s, n, h, p = 2, 3, 2, 4, 2
+
+    def f(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+    ins = {"q": f(b, s, n * h), "k": f(b, s, n * h), "v": f(b, s, n * h)}
+    names = ["q", "k", "v", "", "", "", "", ""]
+    attrs = {"num_heads": n}
+    outs = [("y", [b, s, n * h])]
+    if case == "bias_and_boolean_mask":
+        ins["bias"], names[3] = f(3 * n * h), "bias"
+        ins["mask"] = np.array([[1, 0, 1], [1, 1, 0]], np.int32)
+        names[4] = "mask"
+    elif case == "key_lengths_and_unidirectional":
+        ins["mask"], names[4] = np.array([2, 3], np.int32), "mask"
+        attrs["unidirectional"] = 1
+    else:
+        ins["ab"], names[5] = f(1, n, s, p + s), "ab"
+        ins["pk"], ins["pv"] = f(b, n, p, h), f(b, n, p, h)
+        names[6:8] = ["pk", "pv"]
+        outs += [("ck", [b, n, p + s, h]), ("cv", [b, n, p + s, h])]
+    node = helper.make_node("MultiHeadAttention", names, [o for o, _ in outs],
+                            domain="com.microsoft", **attrs)
+    got, want, text = _ort_and_dmlsim(node, ins, outs)
+    assert text.count("DML_OPERATOR_MULTIHEAD_ATTENTION") == 1
+    for g_, w in zip(got, want):
+        np.testing.assert_allclose(g_, w, rtol=1e-5, atol=1e-6)

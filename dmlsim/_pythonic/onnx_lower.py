@@ -39,6 +39,11 @@ from .onnx_functions import expand
 FUSABLE_INTO = {"Conv", "ConvTranspose", "Gemm", "MatMul", "BatchNormalization",
                 "InstanceNormalization", "Add"}
 FOLD_LIMIT = 1 << 20  # elements: larger all-constant nodes run on the device instead
+# A constant whose DML tensor is under 8 bytes (a scalar: totals round up to 4 bytes) is a
+# DML_GRAPH_NODE_TYPE_CONSTANT node from DML_FEATURE_LEVEL_6_2, as the DML provider makes it
+# (c_maxConstNodeDataSize); larger ones, and all of them below 6_2, are OWNED_BY_DML inputs.
+CONSTANT_NODE_BYTES = 8
+CONSTANT_NODE_LEVEL = dml.DML_FEATURE_LEVEL_6_2
 
 
 def fail(hr, message):
@@ -105,6 +110,10 @@ class Lowering:
                           1)
         model = expand(_infer(model), self._takes, self.opset, _infer)
         self.model, self.device = model, device
+        query = dml.DML_FEATURE_QUERY_FEATURE_LEVELS(2, [dml.DML_FEATURE_LEVEL_1_0,
+                                                         CONSTANT_NODE_LEVEL])
+        self.constant_nodes = device.CheckFeatureSupport(
+            dml.DML_FEATURE_FEATURE_LEVELS, query).MaxSupportedFeatureLevel == CONSTANT_NODE_LEVEL
         self.graph = G.Graph(device)
         self.values: dict = {}
         self.owned: list = []    # (graph input index, array) bound at initialization
@@ -146,6 +155,11 @@ class Lowering:
                 fail(dml.E_INVALIDARG, f"value '{name}' has no tensor")
             data = np.ascontiguousarray(v.const.astype(np.uint8) if v.dtype == np.bool_
                                         else v.const)
+            if self._constant_node(v):
+                plain = G.TensorDesc(dml_type(v.dtype), sizes_of(v.shape))
+                raw = data.tobytes().ljust(plain.totalTensorSizeInBytes, b"\0")
+                v.expr = G.ConstantData(self.graph, raw, plain)
+                return v.expr
             index = self.next_index
             self.next_index += 1
             desc = G.TensorDesc(dml_type(v.dtype), dml.DML_TENSOR_FLAG_OWNED_BY_DML,
@@ -153,6 +167,12 @@ class Lowering:
             v.expr = G.InputTensor(self.graph, index, desc)
             self.owned.append((index, data))
         return v.expr
+
+    def _constant_node(self, v: Value) -> bool:
+        """Whether constant ``v`` is a CONSTANT node (its views are reinterpretations)."""
+        return v.const is not None and self.constant_nodes and dml.DMLCalcBufferTensorSize(
+            dml_type(v.dtype), len(sizes_of(v.shape)), sizes_of(v.shape), None) < \
+            CONSTANT_NODE_BYTES
 
     def constant(self, name, node, what):
         """An input DML needs as a desc field: it must be a constant."""
@@ -254,9 +274,10 @@ class Lowering:
         if node.op_type == "Constant" or self._foldable(node, ins):
             self._fold(node, ins)
             return
-        if node.domain not in ("", "ai.onnx") or node.op_type not in self.rules:
-            fail(dml.E_NOTIMPL, f"{self.label(node)}: no lowering in dmlsim.onnx for "
-                                f"{node.domain + '.' if node.domain else ''}{node.op_type}")
+        key = node.op_type if node.domain in ("", "ai.onnx") else \
+            f"{node.domain}.{node.op_type}"
+        if key not in self.rules:
+            fail(dml.E_NOTIMPL, f"{self.label(node)}: no lowering in dmlsim.onnx for {key}")
         act = None
         names = list(node.output)
         if fused_index is not None:
@@ -265,7 +286,7 @@ class Lowering:
             names = list(act_node.output)
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         try:
-            outs = self.rules[node.op_type](self, node, ins, attrs, act)
+            outs = self.rules[key](self, node, ins, attrs, act)
         except dml.HResultError as e:
             if e.message.startswith("dmlsim.onnx: "):
                 raise
@@ -337,7 +358,8 @@ class Lowering:
         """``v``'s tensor read with other sizes (same bytes; packed unless ``strides``). A
         constant gets its own OWNED_BY_DML input per view (dmlsim stores an OWNED_BY_DML
         input once, so its consumers must agree on its desc), broadcast data materialized."""
-        if v.const is not None and (list(sizes) != sizes_of(v.shape) or strides is not None):
+        if v.const is not None and (list(sizes) != sizes_of(v.shape) or strides is not None) \
+                and not self._constant_node(v):
             key = (id(v), tuple(sizes), None if strides is None else tuple(strides))
             if key not in self.const_views:
                 flat = np.ascontiguousarray(v.const).reshape(-1)

@@ -26,7 +26,8 @@ from onnx import TensorProto, helper
 
 from .dmlx_graph import Reinterpret
 from .dmlx_ops import make_node
-from .onnx_lower import Value, packed_strides
+from .._api import public as dml
+from .onnx_lower import Value, fail, packed_strides
 from .onnx_rules import X
 
 PRESENT = ("OutputPresentKeyTensor", "OutputPresentValueTensor")
@@ -57,6 +58,14 @@ def _to_heads_last(L, v, name):
     return Reinterpret(moved, [b, n, h * s], None)
 
 
+def _causal(L, dtype, b, h, s, p, t):
+    """The causal RelativePositionBias [B, H, S, P + T]: 0 where key j <= query i + P, else
+    -inf, a constant [S, P + T] read through zero strides."""
+    allowed = np.arange(p + t)[None, :] <= np.arange(s)[:, None] + p
+    mask = Value((s, p + t), dtype, np.where(allowed, 0, -np.inf).astype(dtype))
+    return L.broadcast(mask, (b, h, s, p + t))
+
+
 def _attention(L, node, ins, attrs, act):
     q, k, v = ins[:3]
     past_k = ins[4] if len(ins) > 4 else None
@@ -74,11 +83,7 @@ def _attention(L, node, ins, attrs, act):
         eq, ek, ev = (L.tensor(x, n) for x, n in zip((q, k, v), node.input))
     p = 0 if past_k is None else past_k.shape[2]
     scale = float(attrs["scale"]) if "scale" in attrs else 1.0 / np.sqrt(hs)
-    bias = None
-    if int(attrs.get("is_causal", 0)):
-        allowed = np.arange(p + t)[None, :] <= np.arange(s)[:, None] + p
-        mask = Value((s, p + t), q.dtype, np.where(allowed, 0, -np.inf).astype(q.dtype))
-        bias = L.broadcast(mask, (b, hq, s, p + t))
+    bias = _causal(L, q.dtype, b, hq, s, p, t) if int(attrs.get("is_causal", 0)) else None
     want = PRESENT if any(o for o in node.output[1:3]) else ()
     tensors = {"QueryTensor": eq, "KeyTensor": ek, "ValueTensor": ev,
                "RelativePositionBiasTensor": bias,
@@ -105,4 +110,79 @@ def _attention(L, node, ins, attrs, act):
 
 
 _attention.takes = takes
-RULES = {"Attention": _attention}
+
+
+def _mha(L, node, ins, attrs, act):
+    """com.microsoft.MultiHeadAttention (ONNX Runtime's contrib operator, which the DML
+    provider maps onto MULTIHEAD_ATTENTION): query [B, S, D] or packed QKV [B, S, N, 3, H]
+    (StackedQueryKeyValue); key/value [B, L, D], [B, N, L, H] (transposed by an IDENTITY) or
+    packed KV [B, L, N, 2, H] (StackedKeyValue); bias [D + D + D_v]; key_padding_mask (INT32)
+    [B] key lengths (KEY_SEQUENCE_LENGTH), [2B] ends and starts (KEY_SEQUENCE_END_START),
+    [B, T] or [B, S, T] (BOOLEAN); attention_bias [B or 1, N or 1, S, T]
+    (RelativePositionBias, zero strides); past/present key and value [B, N, P(+L), H];
+    ``unidirectional`` as the causal bias, added to attention_bias when both are given."""
+    ins = list(ins) + [None] * (10 - len(ins))
+    q, k, v, qkv_bias, mask, abias, pk, pv = ins[:8]
+    if ins[8] is not None or ins[9] is not None:
+        fail(dml.E_NOTIMPL, f"{L.label(node)}: past_sequence_length and cache_indirection "
+                            "(DecoderMaskedMultiHeadAttention's inputs) are not lowered")
+    n = int(attrs["num_heads"])
+    b, s = q.shape[:2]
+    t = {}
+    if len(q.shape) == 5:
+        t["StackedQueryKeyValueTensor"] = L.tensor(q, node.input[0])
+        length, hs, vhs = s, q.shape[4], q.shape[4]
+    else:
+        t["QueryTensor"] = L.tensor(q, node.input[0])
+        hs = q.shape[2] // n
+        if len(k.shape) == 5:
+            t["StackedKeyValueTensor"] = L.tensor(k, node.input[1])
+            length, vhs = k.shape[1], k.shape[4]
+        elif len(k.shape) == 4:
+            if qkv_bias is not None:
+                fail(dml.E_NOTIMPL, f"{L.label(node)}: bias with [B, N, L, H] key and value")
+            t["KeyTensor"], t["ValueTensor"] = (_to_heads_last(L, x, nm) for x, nm in
+                                                zip((k, v), node.input[1:3]))
+            length, vhs = k.shape[2], v.shape[3]
+        else:
+            t["KeyTensor"], t["ValueTensor"] = L.tensor(k, node.input[1]), L.tensor(v)
+            length, vhs = k.shape[1], v.shape[2] // n
+    p = 0 if pk is None else pk.shape[2]
+    total = p + length
+    fields = {"Scale": float(attrs.get("scale", 1.0 / np.sqrt(hs))), "HeadCount": n,
+              "MaskFilterValue": float(attrs.get("mask_filter_value", -10000.0)),
+              "MaskType": 0}
+    if qkv_bias is not None:
+        t["BiasTensor"] = L.tensor(qkv_bias, node.input[3])
+    if mask is not None:
+        fields["MaskType"], t["MaskTensor"] = _padding_mask(L, node, mask, b, s, total)
+    rel = None if abias is None else L.broadcast(abias, (b, n, s, total))
+    if int(attrs.get("unidirectional", 0)):
+        causal = _causal(L, q.dtype, b, n, s, p, length)
+        rel = causal if rel is None else X["Add"](rel, causal)
+    t["RelativePositionBiasTensor"] = rel
+    if pk is not None:
+        t["PastKeyTensor"], t["PastValueTensor"] = L.tensor(pk), L.tensor(pv)
+    want = PRESENT if any(o for o in node.output[1:3]) else ()
+    y, ck, cv = make_node("MultiHeadAttention", "MULTIHEAD_ATTENTION", t, fields,
+                          graph=L.graph, want=want)
+    out = [L.new(y, (b, s, n * vhs), q.dtype)]
+    if want:
+        out += [L.new(ck, (b, n, total, hs), q.dtype), L.new(cv, (b, n, total, vhs), q.dtype)]
+    return out[:len(node.output)]
+
+
+def _padding_mask(L, node, mask, b, s, total):
+    """(MaskType, MaskTensor) for key_padding_mask (module docstring of ``_mha``)."""
+    shape = tuple(mask.shape)
+    if shape == (b,):
+        return 1, L.view(mask, [1, b])
+    if shape == (2 * b,):
+        return 2, L.view(mask, [2, b])
+    if shape in ((b, total), (b, s, total)):
+        return 4, L.view(mask, [b, 1, 1 if len(shape) == 2 else s, total])
+    fail(dml.E_NOTIMPL, f"{L.label(node)}: key_padding_mask of shape {list(shape)} (DML's "
+                        "KEY_QUERY_SEQUENCE_LENGTH_START_END layout is garbled on its page)")
+
+
+RULES = {"Attention": _attention, "com.microsoft.MultiHeadAttention": _mha}

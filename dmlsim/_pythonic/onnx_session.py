@@ -121,7 +121,9 @@ class Session:
         sizes), the ONNX node it lowers, and the inputs."""
         lines = ["inputs: " + ", ".join(f"{n} {list(v.shape)} {v.dtype}"
                                          for n, _, v in self.lowering.inputs),
-                 f"OWNED_BY_DML weights: {len(self._owned)} graph inputs"]
+                 f"OWNED_BY_DML weights: {len(self._owned)} graph inputs",
+                 "constant nodes (FL 6_2, under 8 bytes): "
+                 f"{sum(n.kind == 'constant' for n in self.lowering.graph.nodes)}"]
         for node in self.lowering.graph.nodes:
             if node.kind != "operator":
                 continue
