@@ -450,3 +450,53 @@ def test_debug_layer_observers_take_the_per_record_path(env):
     finally:
         observers.pop()
     assert lb.state is None and events  # never prepared: every record ran on its own
+
+
+def test_buffers_a_list_writes_share_one_group_and_leave_it_when_written_elsewhere(env):
+    """The small buffers a compiled list writes are segments of one device array (one
+    program output, one completion witness); work outside the list that writes one of them
+    takes it out of the group, and the list gathers it back, keeping every byte."""
+    add, mul = op(env, "ADD"), op(env, "MULTIPLY")
+    x0, k0 = np.arange(N, dtype=F32), np.full(N, 0.5, F32)
+    x, k, a, b, c = (env.buffer(4 * N) for _ in range(5))
+    init = ListBuilder(env)
+    for buf, data in ((x, x0), (k, k0)):
+        init.cl.CopyBufferRegion(buf, 0, upload_buffer(env, data), 0, 4 * N)
+    init.run()
+    chain = ListBuilder(env)  # a = x + k, b = a * k, c = b + a
+    chain.dispatch(add, [x, k], [a])
+    chain.dispatch(mul, [a, k], [b])
+    chain.dispatch(add, [b, a], [c])
+    with mode():
+        chain.run(times=2)
+        assert compiled_ran(chain)
+        group = chain.state.last_plan.group
+        assert group is not None and group.intact
+        assert {m._core.memory.segment()[0] for m in (a, b, c)} == {group}
+        seg = x._core.memory.segment()  # read, not written: not in the chain's group
+        assert seg is None or seg[0] is not group
+        marker = runtime.Marker({m._core.memory for m in (a, b, c)})
+        assert len(marker.items) == 1  # the group's one array witnesses all three
+        want_a = x0 + k0
+        want_b = want_a * k0
+        for buf, want in ((a, want_a), (b, want_b), (c, want_b + want_a)):
+            np.testing.assert_array_equal(env.read_as(buf, F32, N), want)
+        # Another list, run record by record, overwrites b: b leaves the group.
+        other = ListBuilder(env)
+        other.dispatch(mul, [x, x], [b])
+        with mode(enabled=False):
+            other.run()
+        assert not group.intact and b._core.memory.segment() is None
+        np.testing.assert_array_equal(env.read_as(b, F32, N), x0 * x0)
+        np.testing.assert_array_equal(env.read_as(a, F32, N), want_a)  # untouched members
+        # A compiled list that writes a and c (not b) in a group of its own, then the chain.
+        swap = ListBuilder(env)
+        swap.dispatch(add, [c, k], [a])
+        swap.dispatch(add, [x, x], [c])
+        swap.run(times=2)
+        assert swap.state.last_plan.group is not group
+        np.testing.assert_array_equal(env.read_as(a, F32, N), x0 + x0 + k0)
+        chain.run(times=1)  # gathers a, b, c from wherever they are, then runs
+        assert group.intact and b._core.memory.segment() == (group, N)  # after a's N words
+        for buf, want in ((a, want_a), (b, want_b), (c, want_b + want_a)):
+            np.testing.assert_array_equal(env.read_as(buf, F32, N), want)

@@ -33,16 +33,18 @@ events). ``DMLSIM_LIST_COMPILE=0`` turns whole-list compilation off.
 """
 from __future__ import annotations
 
+import functools
 import os
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
 from .commands import Barrier, CopyRegion, ExecutionFault, SetHeaps, TRANSITION
 from .dml import DmlDispatch, volatile_hazard
 from .dtypes import UNSIGNED_OF_SIZE
-from .memory import convert, unit
+from .memory import Group, convert, unit
 from .views import apply_dispatch
 
 # DMLSIM_LIST_COMPILE: "0" runs every list record by record; "first" compiles a list's
@@ -59,6 +61,9 @@ _PROGRAMS: dict = {}       # structure -> jitted program, shared by lists
 _MAX_PROGRAMS = 512
 _MAX_PLANS_PER_LIST = 64   # volatile descriptors could otherwise grow a list's cache forever
 DISPATCH, COPY, UPLOAD, READBACK = range(4)
+# A whole-list program keeps the buffers of up to this many bytes it writes in one Group
+# (one argument and one output for all of them: JAX charges each array of a program).
+GROUP_MAX_BYTES = 1 << 16
 
 
 class ListState:
@@ -85,14 +90,21 @@ class Plan:
     """One compiled execution: the program, the memories it takes, what it writes."""
 
     __slots__ = ("fn", "mems", "written", "uploads", "readbacks", "touched", "traced", "whole",
-                 "steps", "sig")
+                 "steps", "sig", "packed", "starts", "own", "large", "group")
 
-    def __init__(self, fn, mems, written, uploads, readbacks, touched, steps=None, sig=None):
+    def __init__(self, fn, mems, written, uploads, readbacks, touched, steps=None, sig=None,
+                 packed=()):
         self.fn, self.mems, self.written = fn, mems, written
         self.uploads, self.readbacks, self.touched = uploads, readbacks, touched
         self.traced = False
         self.whole = steps is not None  # a whole-list program (it takes the opaque zero)
         self.steps, self.sig = steps, sig  # what to jit while fn is None
+        # The small buffers it writes live in one Group (memory.Group): one argument, one
+        # output. ``own``: the other memories, passed one by one; ``large``: those written.
+        self.packed, self.starts = packed, _starts(mems, packed)
+        self.own = tuple(j for j in range(len(mems)) if j not in packed)
+        self.large = tuple(j for j in written if j not in packed)
+        self.group = Group() if packed else None
 
 
 # ---- per record type: what preparing a list notes (PREPARE) and what a plan does (BUILD) ----
@@ -175,7 +187,13 @@ def execute(cl, ctx) -> bool:
         return False
     if plan.fn is None and not _compile(plan):
         return False
-    args = [m.array for m in plan.mems]
+    mems = plan.mems
+    group = plan.group
+    if group is None:
+        args = [m.array for m in mems]
+    else:
+        args = [mems[j].array for j in plan.own]
+        args.append(group.array if group.intact else _gather(plan))
     if plan.whole:
         args.append(_zero(plan.mems[0].device))
     for mem, off, n, dt in plan.uploads:
@@ -190,11 +208,22 @@ def execute(cl, ctx) -> bool:
             st.last_plan = None
             return False
         plan.traced = True
-    mems = plan.mems
-    for j, arr in zip(plan.written, results):
-        mems[j].array = arr
+    if group is not None:
+        rejoin = not group.intact
+        group.hold(results[0])
+        if rejoin:
+            for j, at in zip(plan.packed, plan.starts):
+                mems[j].join(group, at)
+        results = results[1:]
+        for j, arr in zip(plan.large, results):
+            mems[j].array = arr
+        results = results[len(plan.large):]
+    else:
+        for j, arr in zip(plan.written, results):
+            mems[j].array = arr
+        results = results[len(plan.written):]
     if plan.readbacks:
-        for (mem, off), arr in zip(plan.readbacks, results[len(plan.written):]):
+        for (mem, off), arr in zip(plan.readbacks, results):
             mem.queue_write(off, arr)
     for buf, after in st.transitions:
         buf.state = after
@@ -284,8 +313,20 @@ def _build(cl, st, key):
         _, d, views_in, views_out = steps[0]
         fn, written = d.program(mems, views_in, views_out)
         return Plan(fn, mems, written, [], [], b.touched)
-    sig = (tuple(_signature(s) for s in steps), len(mems), written)
-    return Plan(_PROGRAMS.get(sig), mems, written, b.uploads, b.readbacks, b.touched, steps, sig)
+    packed = tuple(j for j in written if mems[j].words * 4 <= GROUP_MAX_BYTES)
+    packed = packed if len(packed) >= 2 else ()
+    sig = (tuple(_signature(s) for s in steps), len(mems), written,
+           tuple((j, mems[j].words) for j in packed))
+    return Plan(_PROGRAMS.get(sig), mems, written, b.uploads, b.readbacks, b.touched, steps, sig,
+                packed)
+
+
+def _starts(mems, packed):
+    out, at = [], 0
+    for j in packed:
+        out.append(at)
+        at += mems[j].words
+    return tuple(out)
 
 
 def _compile(plan) -> bool:
@@ -301,13 +342,37 @@ def _compile(plan) -> bool:
             return False
         if len(_PROGRAMS) >= _MAX_PROGRAMS:
             _PROGRAMS.pop(next(iter(_PROGRAMS)))
-        fn = _PROGRAMS[sig] = _jit(plan.steps, len(plan.mems), plan.written)
+        fn = _PROGRAMS[sig] = _jit(plan.steps, plan.mems, plan.written, plan.packed)
     plan.fn, plan.steps = fn, None
     return True
 
 
 def _nothing(*args):
     return ()
+
+
+def _gather(plan):
+    """A new array holding ``plan``'s packed storages in its layout, read from wherever they
+    are (segments of groups, or arrays of their own): one program, no per-buffer slices."""
+    sources, index, spec = [], {}, []
+    for j in plan.packed:
+        mem = plan.mems[j]
+        seg = mem.segment()
+        src, at = (seg[0].array, seg[1]) if seg is not None else (mem.array, 0)
+        k = index.get(id(src))
+        if k is None:
+            k = index[id(src)] = len(sources)
+            sources.append(src)
+        spec.append((k, at, mem.words))
+    return _gather_fn(tuple(spec))(*sources)
+
+
+@functools.lru_cache(maxsize=256)
+def _gather_fn(spec):
+    @jax.jit
+    def gather(*sources):
+        return jnp.concatenate([lax.slice(sources[k], (at,), (at + n,)) for k, at, n in spec])
+    return gather
 
 
 _ZEROS: dict = {}
@@ -329,11 +394,26 @@ def _signature(step):
     return step
 
 
-def _jit(steps, n_mems, written):
+def _jit(steps, mems, written, packed):
+    """The program of a plan: its arguments are the ``own`` storages, the group's array
+    (when ``packed``), the opaque zero and the upload payloads; its results the group's new
+    array, the ``large`` storages written and the readback bytes."""
+    n_mems = len(mems)
+    own = [j for j in range(n_mems) if j not in packed]
+    large = [j for j in written if j not in packed]
+    starts = _starts(mems, packed)
+    n_in = len(own) + (1 if packed else 0)
+
     def program(*args):
-        storages, zero, payloads = args[:n_mems], args[n_mems], args[n_mems + 1:]
-        reps = [s.dtype for s in storages]
-        cur = list(storages)
+        zero, payloads = args[n_in], args[n_in + 1:]
+        cur = [None] * n_mems
+        for j, a in zip(own, args):
+            cur[j] = a
+        if packed:
+            slab = args[len(own)]
+            for j, at in zip(packed, starts):
+                cur[j] = lax.slice(slab, (at,), (at + mems[j].words,))
+        reps = [c.dtype for c in cur]
         outs = []
         for step in steps:
             kind = step[0]
@@ -351,6 +431,12 @@ def _jit(steps, n_mems, written):
             else:
                 _, s, off, n = step
                 outs.append(lax.slice(convert(cur[s], np.uint8), (off,), (off + n,)))
-        return tuple(convert(cur[j], reps[j]) for j in written) + tuple(outs)
+        result = tuple(convert(cur[j], reps[j]) for j in large) + tuple(outs)
+        if packed:
+            slab = jnp.concatenate([convert(cur[j], np.uint32) for j in packed])
+            result = (slab,) + result
+        return result
 
-    return jax.jit(program, donate_argnums=written)
+    donate = tuple(k for k, j in enumerate(own) if j in written) + \
+        ((len(own),) if packed else ())
+    return jax.jit(program, donate_argnums=donate)

@@ -71,26 +71,82 @@ def unit(*values) -> int:
     return 1
 
 
+@functools.lru_cache(maxsize=None)
+def _segment_fn(n):
+    @jax.jit
+    def segment(x, start):
+        return lax.dynamic_slice(x, (start,), (n,))
+    return segment
+
+
+class Group:
+    """The storages of several small DEFAULT buffers held as segments of one uint32 device
+    array, as the compiled list that writes them all produces it (one program output, one
+    donated argument, one completion witness, instead of one per buffer). ``version`` counts
+    the arrays held; ``intact`` is False once a member's storage left (it was written by other
+    work): the list then gathers its members again before it runs."""
+
+    __slots__ = ("array", "version", "intact", "__weakref__")
+
+    def __init__(self):
+        self.array, self.version, self.intact = None, 0, False
+
+    def hold(self, array) -> None:
+        self.array, self.version, self.intact = array, self.version + 1, True
+
+
 class DeviceMemory:
-    """The bytes of a DEFAULT-heap buffer, on a JAX device."""
+    """The bytes of a DEFAULT-heap buffer, on a JAX device: its own uint32 array, or a
+    segment of a Group's (``join``); reading ``array`` then slices the segment out (cached
+    until the group holds another array), assigning it leaves the group."""
 
     def __init__(self, width: int, device=None):
         self.width = int(width)
         self.padded = (self.width + 7) // 8 * 8
+        self.words = max(self.padded // 4, 2)
         self.device = device
         self._array = None  # zero-filled on first use
+        self._segment = None  # (Group, first word) while a group holds this storage
+        self._version = -1    # the group version _array was sliced from
         self.host = False
 
     @property
     def array(self):
+        seg = self._segment
+        if seg is not None:
+            group, start = seg
+            if self._version != group.version:
+                self._array = _segment_fn(self.words)(group.array, np.int64(start))
+                self._version = group.version
+            return self._array
         if self._array is None:
-            zeros = np.zeros(max(self.padded // 4, 2), np.uint32)
+            zeros = np.zeros(self.words, np.uint32)
             self._array = jax.device_put(zeros, self.device)
         return self._array
 
     @array.setter
     def array(self, value):
+        if self._segment is not None:
+            self._segment[0].intact = False
+            self._segment = None
         self._array = value
+
+    def join(self, group, start) -> None:
+        """Let ``group``'s array hold this storage at word ``start`` (its bytes must be
+        there already)."""
+        seg = self._segment
+        if seg is not None and seg[0] is not group:
+            seg[0].intact = False
+        self._segment, self._array, self._version = (group, start), None, -1
+
+    def segment(self):
+        """(Group, first word) if a group holds this storage, else None."""
+        return self._segment
+
+    def witness(self):
+        """The device array whose readiness is this storage's (a member's: the group's)."""
+        seg = self._segment
+        return seg[0].array if seg is not None else self.array
 
     def read_bytes(self, offset: int, size: int):
         """``size`` bytes from ``offset`` as a device uint8 array (asynchronous)."""
@@ -103,7 +159,7 @@ class DeviceMemory:
         k = data.dtype.itemsize
         rep = self.array.dtype
         fn = _write_fn(rep, data.shape[0], data.dtype)
-        self._array = fn(self.array, np.int64(offset // k), data)
+        self.array = fn(self.array, np.int64(offset // k), data)
 
     def write_host_bytes(self, offset: int, host_u8: np.ndarray) -> None:
         """Copy host bytes in; the bytes are snapshotted now (the caller may reuse them)."""
@@ -119,7 +175,7 @@ class DeviceMemory:
             data = src.read_bytes(src_offset, size)
             self.write(dst_offset, data)
             return
-        self._array = fn(self.array, np.int64(dst_offset // k), src.array, np.int64(src_offset // k))
+        self.array = fn(self.array, np.int64(dst_offset // k), src.array, np.int64(src_offset // k))
 
     def to_numpy(self) -> np.ndarray:
         """All ``width`` bytes as host uint8 (blocks until pending work is done)."""

@@ -75,11 +75,15 @@ class Marker:
 
     def __init__(self, memories, previous=None, queue=None):
         self.items = items = []
+        seen = set()  # buffers of one Group share one witness: the group's array
         for mem in memories:
             if mem.host:
                 items.extend((mem, a) for a in mem.pending_arrays())
-            else:
-                items.append((mem, mem.array))
+                continue
+            w = mem.witness()
+            if id(w) not in seen:
+                seen.add(id(w))
+                items.append((mem, w))
         self.previous = previous
         self.queue = queue
         self.done = False
@@ -102,7 +106,7 @@ class Marker:
         for m in self._chain():
             for mem, a in m.items:
                 if a.is_deleted():  # donated to later work: that work's result is the witness
-                    if not mem.host and not mem.array.is_ready():
+                    if not mem.host and not mem.witness().is_ready():
                         return False
                 elif not a.is_ready():
                     return False
@@ -112,7 +116,7 @@ class Marker:
     def block(self) -> None:
         for m in self._chain():
             for mem, a in m.items:
-                (mem.array if a.is_deleted() and not mem.host else a).block_until_ready()
+                (mem.witness() if a.is_deleted() and not mem.host else a).block_until_ready()
             m._finish()
 
 
