@@ -22,7 +22,7 @@ import dmlsim as dml
 from dmlsim._core import listcompile, queue as runtime
 from dmlsim._core.observer import Observer
 
-from helpers import DEFAULT, READBACK, UPLOAD, Env, as_bytes, binding, tensor
+from helpers import READBACK, UPLOAD, Env, as_bytes, binding, tensor
 
 F32 = np.float32
 N = 16
