@@ -105,6 +105,9 @@ class Plan:
         self.own = tuple(j for j in range(len(mems)) if j not in packed)
         self.large = tuple(j for j in written if j not in packed)
         self.group = Group() if packed else None
+        if packed:  # what fence markers watch: the group stands for its members
+            grouped = {mems[j] for j in packed}
+            self.touched = {m for m in touched if m not in grouped} | {self.group}
 
 
 # ---- per record type: what preparing a list notes (PREPARE) and what a plan does (BUILD) ----

@@ -87,12 +87,16 @@ class Group:
     work): the list then gathers its members again before it runs."""
 
     __slots__ = ("array", "version", "intact", "__weakref__")
+    host = False  # a fence marker takes a group for its members (``witness``)
 
     def __init__(self):
         self.array, self.version, self.intact = None, 0, False
 
     def hold(self, array) -> None:
         self.array, self.version, self.intact = array, self.version + 1, True
+
+    def witness(self):
+        return self.array
 
 
 class DeviceMemory:
