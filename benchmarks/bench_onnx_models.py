@@ -5,7 +5,10 @@ sizes. One *run* is one inference as an application does it: ``session.run(None,
 on both sides (dmlsim: write the mapped UPLOAD buffer, execute the prepared command list, wait
 on the fence, read the READBACK buffer). Time per run is the median of N after a warm-up, both
 measured side by side in this process; the ratio is dmlsim / ORT (below 1: dmlsim is faster).
-Outputs are compared with each other (the largest absolute difference is printed).
+Outputs are compared with each other (the largest absolute difference is printed). For the
+MLP and the CNN the same forward pass written by hand in JAX (``jax.jit``, float32 at
+Precision.HIGHEST, weights resident, the input passed as a NumPy array and the result read back)
+is timed too: the floor any JAX-based runtime starts from (raw JAX / ORT).
 
     pip install -e ".[bench]"
     python benchmarks/bench_onnx_models.py [--quick] [--json out.json]
@@ -18,8 +21,12 @@ import statistics
 import time
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import onnxruntime as ort
+from jax import lax
+from onnx import numpy_helper
 
 import dmlsim.onnx as donnx
 
@@ -29,6 +36,39 @@ _spec = importlib.util.spec_from_file_location(
     "onnx_models", Path(__file__).resolve().parents[1] / "examples" / "onnx_models.py")
 models = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(models)
+
+
+P = lax.Precision.HIGHEST
+
+
+def _mlp(x, w):
+    h = jnp.maximum(jnp.dot(x, w["w1"], precision=P) + w["b1"], 0)
+    return jax.nn.softmax(jnp.dot(h, w["w2"], precision=P) + w["b2"], axis=1)
+
+
+def _cnn(x, w):
+    def ch(v):
+        return v[None, :, None, None]
+    a = lax.conv_general_dilated(x, w["w1"], (1, 1), ((1, 1), (1, 1)), precision=P) + ch(w["c1"])
+    b = (a - ch(w["mean"])) / jnp.sqrt(ch(w["var"]) + 1e-5) * ch(w["scale"]) + ch(w["bias"])
+    d = lax.reduce_window(jnp.maximum(b, 0), -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2),
+                          "VALID")
+    e = jnp.maximum(lax.conv_general_dilated(d, w["w2"], (2, 2), ((1, 1), (1, 1)),
+                                             precision=P), 0)
+    z = jnp.dot(e.mean(axis=(2, 3)), w["w3"], precision=P) + w["b3"]
+    return jax.nn.softmax(z, axis=-1)
+
+
+RAW = {"mlp": _mlp, "cnn": _cnn}  # the transformer block has no hand-written twin
+
+
+def raw_runner(name, model):
+    """The hand-written JAX forward pass of ``name`` over ``model``'s weights, or None."""
+    if name not in RAW:
+        return None
+    fn = jax.jit(RAW[name])
+    w = {i.name: jnp.asarray(numpy_helper.to_array(i)) for i in model.graph.initializer}
+    return lambda x: np.asarray(fn(x, w))
 
 
 def median_time(fn, n):
@@ -56,16 +96,25 @@ def main():
             ours = donnx.prepare(model)
             theirs = ort.InferenceSession(model.SerializeToString(),
                                           providers=["CPUExecutionProvider"])
-            diff = float(np.abs(ours.run(None, {"x": x})[0] -
-                                theirs.run(None, {"x": x})[0]).max())
+            want = theirs.run(None, {"x": x})[0]
+            diff = float(np.abs(ours.run(None, {"x": x})[0] - want).max())
+            raw = raw_runner(name, model)
+            if raw is not None:
+                assert np.allclose(raw(x), want, rtol=1e-4, atol=1e-5), name
             t_ours = median_time(lambda: ours.run(None, {"x": x}), n)
             t_ort = median_time(lambda: theirs.run(None, {"x": x}), n)
+            t_raw = median_time(lambda: raw(x), n) if raw is not None else None
             rows.append((name, batch, f"{t_ours * 1e3:.3f}", f"{t_ort * 1e3:.3f}",
-                         f"{t_ours / t_ort:.2f}", f"{diff:.1e}"))
+                         f"{t_ours / t_ort:.2f}",
+                         "-" if t_raw is None else f"{t_raw * 1e3:.3f}",
+                         "-" if t_raw is None else f"{t_raw / t_ort:.2f}", f"{diff:.1e}"))
             results.append({"model": name, "batch": batch, "dmlsim_ms": t_ours * 1e3,
-                            "ort_ms": t_ort * 1e3, "ratio": t_ours / t_ort, "max_diff": diff})
+                            "ort_ms": t_ort * 1e3, "ratio": t_ours / t_ort, "max_diff": diff,
+                            "raw_jax_ms": None if t_raw is None else t_raw * 1e3,
+                            "raw_over_ort": None if t_raw is None else t_raw / t_ort})
     print_table("g. ONNX models: dmlsim.onnx vs ONNX Runtime CPU (ms per run; ratio = dmlsim/ORT)",
-                ("model", "batch", "dmlsim ms", "ORT ms", "ratio", "max |diff|"), rows)
+                ("model", "batch", "dmlsim ms", "ORT ms", "ratio", "raw JAX ms", "raw/ORT",
+                 "max |diff|"), rows)
     write_json(a.json, {"machine": machine(), "results": results})
 
 
