@@ -500,3 +500,28 @@ def test_buffers_a_list_writes_share_one_group_and_leave_it_when_written_elsewhe
         assert group.intact and b._core.memory.segment() == (group, N)  # after a's N words
         for buf, want in ((a, want_a), (b, want_b), (c, want_b + want_a)):
             np.testing.assert_array_equal(env.read_as(buf, F32, N), want)
+
+
+def test_large_upload_bytes_are_snapshotted_at_execution(env):
+    """A payload of ALIAS_BYTES or more reaches the program through one copy the device may
+    alias (memory.snapshot): bytes written into the UPLOAD buffer after ExecuteCommandLists,
+    before the fence, do not reach that execution; the next execution reads them."""
+    from dmlsim._core.memory import ALIAS_BYTES
+    n = ALIAS_BYTES // 4 * 2
+    ident = op(env, "IDENTITY", sizes=(n,))
+    first, second = np.arange(n, dtype=F32), -np.arange(n, dtype=F32)
+    a, o = env.buffer(4 * n), env.buffer(4 * n)
+    up, rb = upload_buffer(env, first), env.buffer(4 * n, READBACK)
+    lb = ListBuilder(env)
+    lb.cl.CopyBufferRegion(a, 0, up, 0, 4 * n)
+    lb.dispatch(ident, [a], [o])
+    lb.cl.CopyResource(rb, o)
+    lb.cl.Close()
+    with mode():
+        env.submit(lb.cl)
+        up.Map(0, None)[:4 * n] = as_bytes(second)  # too late for this execution
+        env.fence.SetEventOnCompletion(env.fence_value, None)
+        np.testing.assert_array_equal(readback(rb, F32, n), first)
+        lb.run()
+    assert compiled_ran(lb)
+    np.testing.assert_array_equal(readback(rb, F32, n), second)

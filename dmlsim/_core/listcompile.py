@@ -44,7 +44,7 @@ from jax import lax
 from .commands import Barrier, CopyRegion, ExecutionFault, SetHeaps, TRANSITION
 from .dml import DmlDispatch, volatile_hazard
 from .dtypes import UNSIGNED_OF_SIZE
-from .memory import Group, convert, unit
+from .memory import Group, convert, snapshot, unit
 from .views import apply_dispatch
 
 # DMLSIM_LIST_COMPILE: "0" runs every list record by record; "first" compiles a list's
@@ -199,8 +199,9 @@ def execute(cl, ctx) -> bool:
         args.append(group.array if group.intact else _gather(plan))
     if plan.whole:
         args.append(_zero(plan.mems[0].device))
-    for mem, off, n, dt in plan.uploads:
-        args.append(np.array(mem.flush()[off:off + n]).view(dt))  # snapshot at execution
+    device = plan.mems[0].device if plan.uploads else None
+    for mem, off, n, dt in plan.uploads:  # the bytes as they are at execution
+        args.append(snapshot(mem.flush()[off:off + n].view(dt), device))
     if plan.traced:
         results = plan.fn(*args)
     else:
