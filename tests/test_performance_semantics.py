@@ -300,14 +300,21 @@ def test_volatile_descriptors_changed_after_recording_select_another_program(env
         assert first.fn is second.fn
 
 
-def test_upload_bytes_are_read_at_each_execution(env):
-    ident = op(env, "IDENTITY")
-    a, o = env.buffer(4 * N), env.buffer(4 * N)
-    up, rb = upload_buffer(env, OTHER), env.buffer(4 * N, READBACK)
+def upload_identity_readback(env, data):
+    """A list: UPLOAD -> a, IDENTITY a -> o, o -> READBACK; returns (list, upload, readback)."""
+    n = data.shape[0]
+    ident = op(env, "IDENTITY", sizes=(n,))
+    a, o = env.buffer(4 * n), env.buffer(4 * n)
+    up, rb = upload_buffer(env, data), env.buffer(4 * n, READBACK)
     lb = ListBuilder(env)
-    lb.cl.CopyBufferRegion(a, 0, up, 0, 4 * N)
+    lb.cl.CopyBufferRegion(a, 0, up, 0, 4 * n)
     lb.dispatch(ident, [a], [o])
     lb.cl.CopyResource(rb, o)
+    return lb, up, rb
+
+
+def test_upload_bytes_are_read_at_each_execution(env):
+    lb, up, rb = upload_identity_readback(env, OTHER)
     with mode():
         lb.run()
         np.testing.assert_array_equal(readback(rb), OTHER)
@@ -508,14 +515,8 @@ def test_large_upload_bytes_are_snapshotted_at_execution(env):
     before the fence, do not reach that execution; the next execution reads them."""
     from dmlsim._core.memory import ALIAS_BYTES
     n = ALIAS_BYTES // 4 * 2
-    ident = op(env, "IDENTITY", sizes=(n,))
     first, second = np.arange(n, dtype=F32), -np.arange(n, dtype=F32)
-    a, o = env.buffer(4 * n), env.buffer(4 * n)
-    up, rb = upload_buffer(env, first), env.buffer(4 * n, READBACK)
-    lb = ListBuilder(env)
-    lb.cl.CopyBufferRegion(a, 0, up, 0, 4 * n)
-    lb.dispatch(ident, [a], [o])
-    lb.cl.CopyResource(rb, o)
+    lb, up, rb = upload_identity_readback(env, first)
     lb.cl.Close()
     with mode():
         env.submit(lb.cl)
