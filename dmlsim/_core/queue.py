@@ -15,6 +15,9 @@ from .commands import HANDLERS, ExecContext, ExecutionFault
 from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_FAIL, HResultError, fail
 
 INFINITE = 0xFFFFFFFF
+# Signals pending on a fence before a Signal looks at the oldest's completion (then every
+# BACKLOG signals more): the backlog stays bounded without a device query per Signal.
+BACKLOG = 32
 # dmlsim.trace() sets this to TRACE(queue, item, run) while it records; Queue._run checks it
 # once per item, so tracing off costs one `is not None` test per item.
 TRACE = None
@@ -149,7 +152,7 @@ class Fence:
         self.pending.append((int(value), marker))
         # Completion is looked at where it is observed (GetCompletedValue, waits); here only
         # for waiting events or a long backlog, so that a Signal costs no device queries.
-        if self.events or len(self.pending) > 32:
+        if self.events or (len(self.pending) > BACKLOG and len(self.pending) % BACKLOG == 0):
             self.completed_value()
 
     def signal_from_cpu(self, value: int) -> None:
