@@ -346,7 +346,7 @@ def _compile(plan) -> bool:
             return False
         if len(_PROGRAMS) >= _MAX_PROGRAMS:
             _PROGRAMS.pop(next(iter(_PROGRAMS)))
-        fn = _PROGRAMS[sig] = _jit(plan.steps, plan.mems, plan.written, plan.packed)
+        fn = _PROGRAMS[sig] = _jit(plan)
     plan.fn, plan.steps = fn, None
     return True
 
@@ -398,14 +398,15 @@ def _signature(step):
     return step
 
 
-def _jit(steps, mems, written, packed):
-    """The program of a plan: its arguments are the ``own`` storages, the group's array
+def _jit(plan):
+    """The program of ``plan``: its arguments are the ``own`` storages, the group's array
     (when ``packed``), the opaque zero and the upload payloads; its results the group's new
     array, the ``large`` storages written and the readback bytes."""
-    n_mems = len(mems)
-    own = [j for j in range(n_mems) if j not in packed]
-    large = [j for j in written if j not in packed]
-    starts = _starts(mems, packed)
+    steps, written, packed, own, large = plan.steps, plan.written, plan.packed, plan.own, \
+        plan.large
+    n_mems = len(plan.mems)
+    words = {j: plan.mems[j].words for j in packed}
+    starts = plan.starts
     n_in = len(own) + (1 if packed else 0)
 
     def program(*args):
@@ -416,7 +417,7 @@ def _jit(steps, mems, written, packed):
         if packed:
             slab = args[len(own)]
             for j, at in zip(packed, starts):
-                cur[j] = lax.slice(slab, (at,), (at + mems[j].words,))
+                cur[j] = lax.slice(slab, (at,), (at + words[j],))
         reps = [c.dtype for c in cur]
         outs = []
         for step in steps:
