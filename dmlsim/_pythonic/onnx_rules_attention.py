@@ -31,6 +31,7 @@ from .onnx_lower import Value, fail, packed_strides
 from .onnx_rules import X
 
 PRESENT = ("OutputPresentKeyTensor", "OutputPresentValueTensor")
+NO_MASK = dml.DML_MULTIHEAD_ATTENTION_MASK_TYPE_NONE
 
 
 def _given(node, k):
@@ -84,29 +85,35 @@ def _attention(L, node, ins, attrs, act):
     p = 0 if past_k is None else past_k.shape[2]
     scale = float(attrs["scale"]) if "scale" in attrs else 1.0 / np.sqrt(hs)
     bias = _causal(L, q.dtype, b, hq, s, p, t) if int(attrs.get("is_causal", 0)) else None
-    want = PRESENT if any(o for o in node.output[1:3]) else ()
     tensors = {"QueryTensor": eq, "KeyTensor": ek, "ValueTensor": ev,
                "RelativePositionBiasTensor": bias,
                "PastKeyTensor": None if past_k is None else L.tensor(past_k, node.input[4]),
                "PastValueTensor": None if past_v is None else L.tensor(past_v, node.input[5])}
-    fields = {"Scale": scale, "MaskFilterValue": -10000.0, "MaskType": 0}
+    fields = {"Scale": scale, "MaskFilterValue": -10000.0, "MaskType": NO_MASK}
     if hq == hkv:
         op, fields["HeadCount"] = "MULTIHEAD_ATTENTION", hq
     else:
         op = "MULTIHEAD_ATTENTION1"
         fields.update(QueryHeadCount=hq, KeyValueHeadCount=hkv)
-    y, pk, pv = make_node("Attention", op, tensors, fields, graph=L.graph, want=want)
+    y, present = _multihead(L, node, op, tensors, fields, q.dtype, (b, hkv, p + t, hs, vhs))
     if four:
         st = packed_strides([b, s, hq, vhs])
         y = X["Identity"](Reinterpret(y, [b, hq, s, vhs], [st[0], st[2], st[1], st[3]]))
         out = L.new(y, (b, hq, s, vhs), q.dtype)
     else:
         out = L.new(y, (b, s, hq * vhs), q.dtype)
-    result = [out]
-    if want:
-        result += [L.new(pk, (b, hkv, p + t, hs), q.dtype),
-                   L.new(pv, (b, hkv, p + t, vhs), q.dtype)]
-    return result[:len(node.output)]
+    return ([out] + present)[:len(node.output)]
+
+
+def _multihead(L, node, op, tensors, fields, dtype, kv):
+    """The MULTIHEAD_ATTENTION(1) node: (its Output, [present key, present value] Values when
+    the ONNX node asks for either); ``kv`` = (B, key/value heads, P + L, size, value size)."""
+    want = PRESENT if any(o for o in node.output[1:3]) else ()
+    y, pk, pv = make_node(node.op_type, op, tensors, fields, graph=L.graph, want=want)
+    if not want:
+        return y, []
+    b, h, n, hs, vhs = kv
+    return y, [L.new(pk, (b, h, n, hs), dtype), L.new(pv, (b, h, n, vhs), dtype)]
 
 
 _attention.takes = takes
@@ -151,7 +158,7 @@ def _mha(L, node, ins, attrs, act):
     total = p + length
     fields = {"Scale": float(attrs.get("scale", 1.0 / np.sqrt(hs))), "HeadCount": n,
               "MaskFilterValue": float(attrs.get("mask_filter_value", -10000.0)),
-              "MaskType": 0}
+              "MaskType": NO_MASK}
     if qkv_bias is not None:
         t["BiasTensor"] = L.tensor(qkv_bias, node.input[3])
     if mask is not None:
@@ -163,24 +170,21 @@ def _mha(L, node, ins, attrs, act):
     t["RelativePositionBiasTensor"] = rel
     if pk is not None:
         t["PastKeyTensor"], t["PastValueTensor"] = L.tensor(pk), L.tensor(pv)
-    want = PRESENT if any(o for o in node.output[1:3]) else ()
-    y, ck, cv = make_node("MultiHeadAttention", "MULTIHEAD_ATTENTION", t, fields,
-                          graph=L.graph, want=want)
-    out = [L.new(y, (b, s, n * vhs), q.dtype)]
-    if want:
-        out += [L.new(ck, (b, n, total, hs), q.dtype), L.new(cv, (b, n, total, vhs), q.dtype)]
-    return out[:len(node.output)]
+    y, present = _multihead(L, node, "MULTIHEAD_ATTENTION", t, fields, q.dtype,
+                            (b, n, total, hs, vhs))
+    return ([L.new(y, (b, s, n * vhs), q.dtype)] + present)[:len(node.output)]
 
 
 def _padding_mask(L, node, mask, b, s, total):
     """(MaskType, MaskTensor) for key_padding_mask (module docstring of ``_mha``)."""
     shape = tuple(mask.shape)
     if shape == (b,):
-        return 1, L.view(mask, [1, b])
+        return dml.DML_MULTIHEAD_ATTENTION_MASK_TYPE_KEY_SEQUENCE_LENGTH, L.view(mask, [1, b])
     if shape == (2 * b,):
-        return 2, L.view(mask, [2, b])
+        return dml.DML_MULTIHEAD_ATTENTION_MASK_TYPE_KEY_SEQUENCE_END_START, L.view(mask, [2, b])
     if shape in ((b, total), (b, s, total)):
-        return 4, L.view(mask, [b, 1, 1 if len(shape) == 2 else s, total])
+        return dml.DML_MULTIHEAD_ATTENTION_MASK_TYPE_BOOLEAN, \
+            L.view(mask, [b, 1, 1 if len(shape) == 2 else s, total])
     fail(dml.E_NOTIMPL, f"{L.label(node)}: key_padding_mask of shape {list(shape)} (DML's "
                         "KEY_QUERY_SEQUENCE_LENGTH_START_END layout is garbled on its page)")
 
