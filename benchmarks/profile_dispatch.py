@@ -61,7 +61,7 @@ def main(argv=None):
         return state["out"]
 
     def program():
-        res = plan.fn(*[m.array for m in plan.mems])
+        res = plan.fn(*[plan.mems[j].array for j in plan.own])
         for j, arr in zip(plan.written, res):
             plan.mems[j].array = arr
         return res[0]

@@ -496,6 +496,12 @@ class ID3D12CommandQueue(ID3D12Pageable):
 
     def ExecuteCommandLists(self, *args: Any) -> None:
         """Submits closed lists and returns without waiting for their kernels."""
+        one = args[-1] if len(args) == 1 or (len(args) == 2 and args[0] == 1) else None
+        if type(one) in (list, tuple) and len(one) == 1:  # one list: the queue's fast path
+            core = getattr(one[0], "_core", None)
+            if isinstance(core, C.CommandList) and not core.open and core.error is None \
+                    and core.type == self._core.type and self._core.execute_now(core):
+                return
         m = "ID3D12CommandQueue::ExecuteCommandLists"
         dev = self._core.device
         lists = seq_arg(m, args, "command list array")
@@ -524,8 +530,10 @@ class ID3D12CommandQueue(ID3D12Pageable):
         self._core.submit(Q.Execute(tuple(Q.Submitted(cl._core) for cl in lists)))
 
     def Signal(self, pFence: ID3D12Fence, Value: int) -> int:
-        self._core.device.check_alive("ID3D12CommandQueue::Signal")
-        self._core.submit(Q.Signal(pFence._core, int(Value)))
+        core = self._core
+        core.device.check_alive("ID3D12CommandQueue::Signal")
+        if type(Value) is not int or not core.signal_now(pFence._core, Value):
+            core.submit(Q.Signal(pFence._core, int(Value)))
         return S_OK
 
     def Wait(self, pFence: ID3D12Fence, Value: int) -> int:

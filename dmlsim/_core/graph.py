@@ -29,7 +29,6 @@ from .commands import ExecutionFault
 from .dml import EXEC_VOLATILE, CompiledOperator, Dispatchable, run_program
 from .graph_rules import GraphSpec, check_graph, node_label
 from .layout import OPTIONAL, REQUIRED, BindingLayout, Slot, align_up
-from .memory import convert
 
 _IDS = itertools.count()
 
@@ -170,22 +169,19 @@ class CompiledGraph(Dispatchable):
         return self.nodes[k].out_slots[o][2]
 
     def program(self, memories, views_in, views_out):
-        key = (tuple((m.array.dtype, m.array.shape[0]) for m in memories),
-               tuple(None if v is None else v[:2] for v in views_in),
-               tuple(None if v is None else v[:2] for v in views_out))
+        """(program, written, taken memory indices), as CompiledOperator.program; the graph's
+        nodes are sealed from one another with an opaque zero the program holds."""
+        fresh = views.fresh_outputs(memories, views_in, views_out)
+        key = views.program_key(memories, views_in, views_out, fresh)
         prog = self.programs.get(key)
         if prog is None:
-            def run(*args):
-                storages, zero = args[:-1], args[-1]
-                reps = [s.dtype for s in storages]
-                cur = list(storages)
-                views.apply_dispatch(cur, self.kernel_with_seal(zero), views_in, views_out)
-                return tuple(convert(cur[j], reps[j]) for j in written)
-            written = tuple(sorted({v[0] for v in views_out if v is not None}))
-            jitted = jax.jit(run, donate_argnums=written)
+            run, written, takes = views.build_program(
+                self.kernel_with_seal, views_in, views_out, [m.words for m in memories], fresh,
+                sealed=True)
+            jitted = views.jit_program(run, written, takes)
             device = next(iter(memories[0].array.devices()))
             zero = jax.device_put(np.zeros((), np.uint32), device)
-            prog = self.programs[key] = (lambda *arrays: jitted(*arrays, zero), written)
+            prog = self.programs[key] = (lambda *arrays: jitted(*arrays, zero), written, takes)
         return prog
 
     def execute(self, descs, ctx) -> None:

@@ -55,7 +55,9 @@ _MODE = os.environ.get("DMLSIM_LIST_COMPILE", "1")
 enabled = _MODE not in ("0", "false", "False")
 eager = _MODE == "first"
 _MISSING = object()
-COUNTS = {"compiled": 0}  # executions that ran as one compiled program (tests count them)
+# Executions that ran as one compiled program, and those of them the queue's fast path ran
+# (run_again): tests count them.
+COUNTS = {"compiled": 0, "again": 0}
 _SEEN: set = set()  # structures executed once already (per-record)
 _PROGRAMS: dict = {}       # structure -> jitted program, shared by lists
 _MAX_PROGRAMS = 512
@@ -90,10 +92,10 @@ class Plan:
     """One compiled execution: the program, the memories it takes, what it writes."""
 
     __slots__ = ("fn", "mems", "written", "uploads", "readbacks", "touched", "traced", "whole",
-                 "steps", "sig", "packed", "starts", "own", "large", "group")
+                 "steps", "sig", "packed", "starts", "own", "large", "group", "simple")
 
     def __init__(self, fn, mems, written, uploads, readbacks, touched, steps=None, sig=None,
-                 packed=()):
+                 packed=(), takes=None):
         self.fn, self.mems, self.written = fn, mems, written
         self.uploads, self.readbacks, self.touched = uploads, readbacks, touched
         self.traced = False
@@ -102,9 +104,12 @@ class Plan:
         # The small buffers it writes live in one Group (memory.Group): one argument, one
         # output. ``own``: the other memories, passed one by one; ``large``: those written.
         self.packed, self.starts = packed, _starts(mems, packed)
-        self.own = tuple(j for j in range(len(mems)) if j not in packed)
+        self.own = tuple(j for j in range(len(mems)) if j not in packed) if takes is None \
+            else takes
         self.large = tuple(j for j in written if j not in packed)
         self.group = Group() if packed else None
+        # No group, opaque zero, uploads or readbacks: run_again's short loop.
+        self.simple = not packed and steps is None and not uploads and not readbacks
         if packed:  # what fence markers watch: the group stands for its members
             grouped = {mems[j] for j in packed}
             self.touched = {m for m in touched if m not in grouped} | {self.group}
@@ -190,28 +195,71 @@ def execute(cl, ctx) -> bool:
         return False
     if plan.fn is None and not _compile(plan):
         return False
-    mems = plan.mems
-    group = plan.group
-    if group is None:
-        args = [m.array for m in mems]
-    else:
-        args = [mems[j].array for j in plan.own]
-        args.append(group.array if group.intact else _gather(plan))
-    if plan.whole:
-        args.append(_zero(plan.mems[0].device))
-    device = plan.mems[0].device if plan.uploads else None
-    for mem, off, n, dt in plan.uploads:  # the bytes as they are at execution
-        args.append(snapshot(mem.flush()[off:off + n].view(dt), device))
-    if plan.traced:
-        results = plan.fn(*args)
-    else:
+    if not plan.traced:
         try:
-            results = plan.fn(*args)
+            results = _call(plan)
         except Exception:  # tracing failed before anything ran: the per-record path decides
             st.plans = {k: (None if p is plan else p) for k, p in st.plans.items()}
             st.last_plan = None
             return False
         plan.traced = True
+    else:
+        results = _call(plan)
+    _finish(st, plan, results, ctx.touched)
+    ctx.heaps = st.heaps
+    return True
+
+
+def run_again(cl, touched) -> bool:
+    """Run ``cl`` as it ran last time, if it can as it is now (the same recording, the heaps'
+    versions unchanged, its operators initialized, its program traced), adding what it wrote
+    to the set ``touched``; False when it cannot (nothing was done): what the queue's fast
+    path (Queue.execute_now) runs without the generic layers."""
+    st = cl.compiled
+    if not enabled or st is None or st.version != cl.version:
+        return False
+    plan = st.last_plan
+    if plan is None or not plan.traced:
+        return False
+    for h, v in zip(st.range_heaps, st.last_versions):
+        if h.version != v:
+            return False
+    for d in st.ops:
+        if not d.initialized or d.device.removed_reason:
+            return False
+    if plan.simple and not st.transitions:  # storages in, storages out
+        mems = plan.mems
+        results = plan.fn(*[mems[j].array for j in plan.own])
+        for j, arr in zip(plan.written, results):
+            mems[j].array = arr
+        touched.update(plan.touched)
+        COUNTS["compiled"] += 1
+    else:
+        _finish(st, plan, _call(plan), touched)
+    COUNTS["again"] += 1
+    return True
+
+
+def _call(plan):
+    """Launch ``plan``'s program on the memories' current storages and the upload bytes."""
+    mems = plan.mems
+    args = [mems[j].array for j in plan.own]
+    group = plan.group
+    if group is not None:
+        args.append(group.array if group.intact else _gather(plan))
+    if plan.whole:
+        args.append(_zero(mems[0].device))
+    if plan.uploads:
+        device = mems[0].device
+        for mem, off, n, dt in plan.uploads:  # the bytes as they are at execution
+            args.append(snapshot(mem.flush()[off:off + n].view(dt), device))
+    return plan.fn(*args)
+
+
+def _finish(st, plan, results, touched) -> None:
+    """Store ``plan``'s results: new storages, readback bytes, buffer states."""
+    mems = plan.mems
+    group = plan.group
     if group is not None:
         rejoin = not group.intact
         group.hold(results[0])
@@ -231,10 +279,8 @@ def execute(cl, ctx) -> bool:
             mem.queue_write(off, arr)
     for buf, after in st.transitions:
         buf.state = after
-    ctx.heaps = st.heaps
-    ctx.touched.update(plan.touched)
+    touched.update(plan.touched)
     COUNTS["compiled"] += 1
-    return True
 
 
 class _Builder:
@@ -315,8 +361,8 @@ def _build(cl, st, key):
         return Plan(_nothing, mems, (), [], [], b.touched)
     if len(steps) == 1 and steps[0][0] == DISPATCH:
         _, d, views_in, views_out = steps[0]
-        fn, written = d.program(mems, views_in, views_out)
-        return Plan(fn, mems, written, [], [], b.touched)
+        fn, written, takes = d.program(mems, views_in, views_out)
+        return Plan(fn, mems, written, [], [], b.touched, takes=takes)
     packed = tuple(j for j in written if mems[j].words * 4 <= GROUP_MAX_BYTES)
     packed = packed if len(packed) >= 2 else ()
     sig = (tuple(_signature(s) for s in steps), len(mems), written,

@@ -290,15 +290,45 @@ class Queue:
         if isinstance(item, Signal):
             if observers:
                 observers.queue_signal(queue=self, fence=item.fence, value=item.value)
-            marker = self.open_marker or Marker(self.touched, self.last_marker, self)
-            self.touched, self.last_marker, self.open_marker = set(), marker, None
-            item.fence.signal_from_gpu(item.value, marker)
-            if Queue.blocked:
-                for q in list(Queue.blocked):
-                    if q is not self:
-                        q.pump()
+            self._signal(item.fence, item.value)
         elif observers:
             observers.queue_wait(queue=self, fence=item.fence, value=item.value)
+
+    def _signal(self, fence, value) -> None:
+        marker = self.open_marker or Marker(self.touched, self.last_marker, self)
+        self.touched, self.last_marker, self.open_marker = set(), marker, None
+        fence.signal_from_gpu(value, marker)
+        if Queue.blocked:
+            for q in list(Queue.blocked):
+                if q is not self:
+                    q.pump()
+
+    # The common case, without the generic layers (queue items, Submitted snapshots, contexts):
+    # nothing queued ahead, no trace or debug-layer observer, a live device. A list runs now,
+    # so it is what was submitted; its compiled plan must be current (listcompile.ready).
+
+    def execute_now(self, cl) -> bool:
+        """ExecuteCommandLists of the one closed list ``cl`` (a core list, checked by the
+        caller) as it ran last time; False when the general path must take it (nothing
+        was done)."""
+        dev = self.device
+        if self.items or TRACE is not None or dev.observers or dev.removed_reason:
+            return False
+        try:
+            if not listcompile.run_again(cl, self.touched):
+                return False
+        except HResultError as err:
+            dev.remove(DXGI_ERROR_DEVICE_REMOVED,
+                       f"ID3D12CommandQueue::ExecuteCommandLists: {err}")
+        self._mark((cl,))
+        return True
+
+    def signal_now(self, fence, value) -> bool:
+        """Signal with nothing queued ahead and no trace or observer; False otherwise."""
+        if self.items or TRACE is not None or self.device.observers:
+            return False
+        self._signal(fence, value)
+        return True
 
     def _execute(self, lists) -> None:
         dev = self.device
@@ -324,12 +354,15 @@ class Queue:
             self.touched |= ctx.touched
             executed.append(cl)
         if executed:
-            # One marker covers all work of this queue so far (queues complete in order), so
-            # it replaces this queue's older marker in an allocator and serves the next Signal.
-            marker = self.open_marker = Marker(self.touched, self.last_marker, self)
-            for cl in executed:
-                fl = cl.allocator.in_flight
-                if fl and fl[-1].queue is self:
-                    fl[-1] = marker
-                else:
-                    fl.append(marker)
+            self._mark(executed)
+
+    def _mark(self, executed) -> None:
+        # One marker covers all work of this queue so far (queues complete in order), so it
+        # replaces this queue's older marker in an allocator and serves the next Signal.
+        marker = self.open_marker = Marker(self.touched, self.last_marker, self)
+        for cl in executed:
+            fl = cl.allocator.in_flight
+            if fl and fl[-1].queue is self:
+                fl[-1] = marker
+            else:
+                fl.append(marker)
