@@ -6,7 +6,7 @@ the per-record path (``listcompile.enabled = False``), and checks the bytes agai
 mixed copies/dispatches/strided views with NaN payloads and -0.0; in-place dispatches with
 UAV barriers; overlapping views of one buffer; descriptors changed after recording under
 DESCRIPTORS_VOLATILE (another program is built, the old one is selected again); uploads
-snapshotted at each execution; execution faults (the same removal message as the per-record
+read at each execution; execution faults (the same removal message as the per-record
 path, earlier records done); fences across many executions; program sharing between lists
 of the same structure; the debug layer's per-record path. No timing is asserted here; the
 numbers live in ``benchmarks/``.
@@ -509,20 +509,26 @@ def test_buffers_a_list_writes_share_one_group_and_leave_it_when_written_elsewhe
             np.testing.assert_array_equal(env.read_as(buf, F32, N), want)
 
 
-def test_large_upload_bytes_are_snapshotted_at_execution(env):
-    """A payload of ALIAS_BYTES or more reaches the program through one copy the device may
-    alias (memory.snapshot): bytes written into the UPLOAD buffer after ExecuteCommandLists,
-    before the fence, do not reach that execution; the next execution reads them."""
-    from dmlsim._core.memory import ALIAS_BYTES
-    n = ALIAS_BYTES // 4 * 2
-    first, second = np.arange(n, dtype=F32), -np.arange(n, dtype=F32)
-    lb, up, rb = upload_identity_readback(env, first)
-    lb.cl.Close()
+@pytest.mark.parametrize("n", [N, 1 << 16])
+def test_a_default_buffer_copied_from_upload_bytes_keeps_them_after_the_fence(env, n):
+    """UPLOAD bytes are program arguments that jit's transfer reads (on the CPU it may read
+    them in place until the program has run); the DEFAULT buffer they are copied into is the
+    program's own storage, so bytes written into the UPLOAD buffer after the fence reach
+    neither it nor the READBACK buffer until the list runs again."""
+    first, second = np.arange(n, dtype=F32), -np.arange(n, dtype=F32) - 1
+    ident = op(env, "IDENTITY", sizes=(n,))
+    a, o = env.buffer(4 * n), env.buffer(4 * n)
+    up, rb = upload_buffer(env, first), env.buffer(4 * n, READBACK)
+    lb = ListBuilder(env)
+    lb.cl.CopyBufferRegion(a, 0, up, 0, 4 * n)
+    lb.dispatch(ident, [a], [o])
+    lb.cl.CopyResource(rb, o)
     with mode():
-        env.submit(lb.cl)
-        up.Map(0, None)[:4 * n] = as_bytes(second)  # too late for this execution
-        env.fence.SetEventOnCompletion(env.fence_value, None)
+        lb.run(times=2)
+        assert compiled_ran(lb)
+        up.Map(0, None)[:4 * n] = as_bytes(second)  # after the fence: legal
         np.testing.assert_array_equal(readback(rb, F32, n), first)
+        np.testing.assert_array_equal(env.read_as(a, F32, n), first)
         lb.run()
-    assert compiled_ran(lb)
-    np.testing.assert_array_equal(readback(rb, F32, n), second)
+        np.testing.assert_array_equal(readback(rb, F32, n), second)
+        np.testing.assert_array_equal(env.read_as(a, F32, n), second)

@@ -496,7 +496,7 @@ class ID3D12CommandQueue(ID3D12Pageable):
 
     def ExecuteCommandLists(self, *args: Any) -> None:
         """Submits closed lists and returns without waiting for their kernels."""
-        one = args[-1] if len(args) == 1 or (len(args) == 2 and args[0] == 1) else None
+        one: Any = args[-1] if len(args) == 1 or (len(args) == 2 and args[0] == 1) else None
         if type(one) in (list, tuple) and len(one) == 1:  # one list: the queue's fast path
             core = getattr(one[0], "_core", None)
             if isinstance(core, C.CommandList) and not core.open and core.error is None \

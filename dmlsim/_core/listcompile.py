@@ -19,9 +19,13 @@ tensor descs over buffers in the same roles), so a list recorded again every fra
 once. A list whose only work is one dispatch uses that compiled operator's own program (no
 extra compile).
 
-Host memory: bytes read from an UPLOAD buffer are program inputs, snapshotted when the copy
-executes; bytes copied to a READBACK buffer are program outputs queued on that buffer, as on
-the per-record path. Transition barriers update the resources' states at execution.
+Host memory: bytes read from an UPLOAD buffer are program arguments, the NumPy view of the
+heap's bytes, which jit's transfer reads when the program is called (it copies them, or on
+the CPU may alias them until the program has run: as a GPU reads an UPLOAD heap while the
+work runs; writing an UPLOAD buffer that submitted work still reads, before its fence, is a
+race D3D12 leaves undefined, and no DEFAULT storage ever aliases UPLOAD bytes). Bytes copied
+to a READBACK buffer are program outputs queued on that buffer, as on the per-record path.
+Transition barriers update the resources' states at execution.
 
 Declined, i.e. left to the per-record path, which is exact by construction: lists with an
 operator initializer or a host-to-host copy or a record type unknown here; executions that
@@ -44,7 +48,7 @@ from jax import lax
 from .commands import Barrier, CopyRegion, ExecutionFault, SetHeaps, TRANSITION
 from .dml import DmlDispatch, volatile_hazard
 from .dtypes import UNSIGNED_OF_SIZE
-from .memory import Group, convert, snapshot, unit
+from .memory import Group, convert, unit
 from .views import apply_dispatch
 
 # DMLSIM_LIST_COMPILE: "0" runs every list record by record; "first" compiles a list's
@@ -249,10 +253,8 @@ def _call(plan):
         args.append(group.array if group.intact else _gather(plan))
     if plan.whole:
         args.append(_zero(mems[0].device))
-    if plan.uploads:
-        device = mems[0].device
-        for mem, off, n, dt in plan.uploads:  # the bytes as they are at execution
-            args.append(snapshot(mem.flush()[off:off + n].view(dt), device))
+    for mem, off, n, dt in plan.uploads:  # the UPLOAD bytes, read by the program's transfer
+        args.append(mem.flush()[off:off + n].view(dt))
     return plan.fn(*args)
 
 
@@ -305,21 +307,24 @@ def _build_nothing(b, i, rec) -> bool:
 
 
 def _build_copy(b, i, rec) -> bool:
+    # Copies move words of at most 4 bytes: a DEFAULT storage is uint32, so wider units
+    # would cost the program a relayout instead of a plain copy.
     src, dst = rec.src.memory, rec.dst.memory
     b.touched.add(dst)
     if rec.size <= 0:
         return True
     if src.host:
-        k = unit(rec.dst_offset, rec.size)
+        k = min(unit(rec.dst_offset, rec.size), 4)
         j = b.mem(dst)
         b.written.add(j)
         b.steps.append((UPLOAD, len(b.uploads), j, rec.dst_offset // k, rec.size // k, k))
         b.uploads.append((src, rec.src_offset, rec.size, UNSIGNED_OF_SIZE[k]))
     elif dst.host:
-        b.steps.append((READBACK, b.mem(src), rec.src_offset, rec.size))
+        k = min(unit(rec.src_offset, rec.size), 4)
+        b.steps.append((READBACK, b.mem(src), rec.src_offset // k, rec.size // k, k))
         b.readbacks.append((dst, rec.dst_offset))
     else:
-        k = unit(rec.dst_offset, rec.src_offset, rec.size)
+        k = min(unit(rec.dst_offset, rec.src_offset, rec.size), 4)
         s, j = b.mem(src), b.mem(dst)
         b.written.add(j)
         b.steps.append((COPY, j, rec.dst_offset // k, s, rec.src_offset // k, rec.size // k, k))
@@ -480,8 +485,8 @@ def _jit(plan):
                 cur[j] = lax.dynamic_update_slice(convert(cur[j], UNSIGNED_OF_SIZE[k]),
                                                   payloads[p], (dst_at,))
             else:
-                _, s, off, n = step
-                outs.append(lax.slice(convert(cur[s], np.uint8), (off,), (off + n,)))
+                _, s, off, n, k = step
+                outs.append(lax.slice(convert(cur[s], UNSIGNED_OF_SIZE[k]), (off,), (off + n,)))
         result = tuple(convert(cur[j], reps[j]) for j in large) + tuple(outs)
         if packed:
             slab = jnp.concatenate([convert(cur[j], np.uint32) for j in packed])

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
@@ -61,21 +60,6 @@ def _copy_fn(rep_dst, rep_src, n, dtype):
         y = lax.dynamic_update_slice(convert(dst, dtype), data, (dst_off,))
         return convert(y, rep_dst)
     return copy
-
-
-# Host payloads at least this large go to the device through ``snapshot``: a transfer that
-# may alias the fresh copy (zero-copy on the CPU backend) instead of jit's own copy of a NumPy
-# argument; smaller ones are passed as NumPy arrays (device_put's fixed cost is ~30 us).
-ALIAS_BYTES = 1 << 16
-
-
-def snapshot(host, device):
-    """A copy of the host array ``host`` that later host writes cannot reach: NumPy's copy,
-    then handed to ``device`` without a second copy where the backend can alias it."""
-    copy = np.array(host)
-    if copy.nbytes < ALIAS_BYTES:
-        return copy
-    return jax.device_put(copy, device, may_alias=True)
 
 
 def unit(*values) -> int:
@@ -172,18 +156,18 @@ class DeviceMemory:
         return _read_bytes_fn(int(size))(self.array, np.int64(offset))
 
     def write(self, offset: int, data) -> None:
-        """Write a 1-D unsigned array (device or host) at byte ``offset``."""
-        data = jnp.asarray(data) if isinstance(data, jax.Array) else \
-            jax.device_put(np.ascontiguousarray(data), self.device)
+        """Write a 1-D unsigned array (device, or host: the program's transfer reads it) at
+        byte ``offset``."""
         k = data.dtype.itemsize
         rep = self.array.dtype
         fn = _write_fn(rep, data.shape[0], data.dtype)
         self.array = fn(self.array, np.int64(offset // k), data)
 
     def write_host_bytes(self, offset: int, host_u8: np.ndarray) -> None:
-        """Copy host bytes in; the bytes are snapshotted now (the caller may reuse them)."""
-        k = unit(offset, host_u8.shape[0])
-        self.write(offset, snapshot(host_u8.view(UNSIGNED_OF_SIZE[k]), self.device))
+        """Copy UPLOAD bytes in, as a GPU copy does: the bytes are the program's argument,
+        read by its transfer (see listcompile: UPLOAD bytes)."""
+        k = min(unit(offset, host_u8.shape[0]), 4)
+        self.write(offset, host_u8.view(UNSIGNED_OF_SIZE[k]))
 
     def copy_from(self, dst_offset: int, src: "DeviceMemory", src_offset: int, size: int):
         k = unit(dst_offset, src_offset, size)
@@ -209,22 +193,27 @@ class HostMemory:
 
     def __init__(self, width: int):
         self.width = int(width)
-        self.bytes = np.zeros(self.width, np.uint8)
+        # 64-byte aligned, so that XLA's CPU backend can read the bytes in place
+        raw = np.zeros(self.width + 64, np.uint8)
+        at = -raw.ctypes.data % 64
+        self.bytes = raw[at:at + self.width]
         self._pending = []  # (offset, device uint8 array)
         self.host = True
 
-    def queue_write(self, offset: int, device_u8) -> None:
+    def queue_write(self, offset: int, device_words) -> None:
+        """Land the 1-D unsigned device array ``device_words`` at byte ``offset`` when the
+        bytes are next looked at."""
         try:
-            device_u8.copy_to_host_async()
+            device_words.copy_to_host_async()
         except Exception:  # pragma: no cover - backends without async copies
             pass
-        self._pending.append((int(offset), device_u8))
+        self._pending.append((int(offset), device_words))
 
     def flush(self) -> np.ndarray:
         if self._pending:
             pending, self._pending = self._pending, []
             for off, arr in pending:
-                data = np.asarray(arr)
+                data = np.asarray(arr).view(np.uint8)
                 self.bytes[off:off + data.shape[0]] = data
         return self.bytes
 
