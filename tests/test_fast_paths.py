@@ -1,8 +1,8 @@
 """The short paths of one execution keep every semantic of the long ones.
 
-- A dispatch that overwrites a whole buffer without reading it does not take the buffer's
-  storage as a program argument (``views.fresh_outputs``): the bytes it leaves are the same,
-  and a buffer written only in part, at an offset, or in place is still taken whole.
+- On the CPU, a dispatch that overwrites a whole buffer without reading it does not take the
+  buffer's storage as a program argument (``views.fresh_outputs``): the bytes it leaves are
+  the same, and a buffer written only in part, at an offset, or in place is still taken.
 - A closed list executed again as it ran last time goes through ``Queue.execute_now`` and
   ``listcompile.run_again`` (no queue items, Submitted snapshots or contexts); a changed
   descriptor, a Wait queued ahead, a re-recorded list or a removed device take the general
@@ -106,7 +106,9 @@ def test_a_whole_overwrite_is_not_a_program_argument_and_a_partial_one_is(env):
         mp.setattr(listcompile, "eager", True)
         for one in lists:
             assert one.run(times=1) == 0  # the first run selects the plan
-    assert taken(lists[0].plan, a, b, whole) == [True, True, False]
+    # On a GPU a donated argument is cheaper than a new buffer: there it stays taken.
+    cpu = a._core.memory.device.platform == "cpu"
+    assert taken(lists[0].plan, a, b, whole) == [True, True, not cpu]
     assert taken(lists[1].plan, a, b, wider) == [True, True, True]
     assert taken(lists[2].plan, a, b, at_16) == [True, True, True]
     assert taken(lists[3].plan, a, inplace) == [True, True]
@@ -130,7 +132,8 @@ def test_the_per_record_path_skips_a_whole_overwrite_too(env):
         listcompile.enabled = True
     _, memories, _, written, takes = add._core.last_binding
     assert [memories[j] is o._core.memory for j in written] == [True]
-    assert all(memories[j] is not o._core.memory for j in takes)
+    cpu = o._core.memory.device.platform == "cpu"
+    assert any(memories[j] is o._core.memory for j in takes) == (not cpu)
     np.testing.assert_array_equal(env.read_as(o, F32, N), x + x)
 
 

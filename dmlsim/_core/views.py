@@ -130,15 +130,19 @@ def sealed(value, zero):
 
 
 # A buffer of at most this many bytes that a dispatch overwrites whole and does not read
-# is not an argument of its program (see ``fresh_outputs``).
+# is not an argument of its program on the CPU (see ``fresh_outputs``).
 FRESH_MAX_BYTES = 1 << 20
 
 
 def fresh_outputs(memories, in_views, out_views) -> tuple:
     """Indices of the buffers one dispatch overwrites whole without reading them: one packed
     output view from byte 0 covering the buffer's width, no input view on it, at most
-    FRESH_MAX_BYTES. Their old storage is not needed, so the program does not take them (JAX
-    charges each argument, and more for a donated one) and makes their storage anew."""
+    FRESH_MAX_BYTES, on the CPU. Their old storage is not needed, so the program does not
+    take them and makes their storage anew: on the CPU a donated argument costs more than a
+    new output (16 elements: 12.2 against 11.7 µs a call), on a GPU less (H200: 32.6 against
+    38.3 µs), so there they stay donated arguments."""
+    if not memories or _platform(memories[0].device) != "cpu":
+        return ()
     read = {v[0] for v in in_views if v is not None}
     outs = [v for v in out_views if v is not None]
     targets = [v[0] for v in outs]
@@ -152,6 +156,10 @@ def fresh_outputs(memories, in_views, out_views) -> tuple:
         if packed and core == t.sizes and t.count * t.itemsize >= mem.width:
             fresh.append(j)
     return tuple(sorted(fresh))
+
+
+def _platform(device) -> str:
+    return getattr(device, "platform", None) or jax.default_backend()
 
 
 def program_key(memories, in_views, out_views, fresh) -> tuple:
