@@ -224,9 +224,25 @@ def test_a_removed_device_runs_nothing_on_the_fast_path():
     assert err.value.hresult == dml.DXGI_ERROR_DEVICE_REMOVED
 
 
-def test_signal_values_of_other_integer_types_take_the_general_path(env):
+def test_signal_takes_any_integer_type_and_refuses_what_is_not_a_uint64(env):
     fence = env.d3d.CreateFence(0, dml.D3D12_FENCE_FLAG_NONE)
     env.queue.Signal(fence, np.uint64(5))
     assert fence.GetCompletedValue() == 5
-    env.queue.Signal(fence, 7)
-    assert fence.GetCompletedValue() == 7
+    env.queue.Signal(fence, 2**64 - 1)
+    assert fence.GetCompletedValue() == 2**64 - 1
+    fence.Signal(7)  # from the CPU: the last value written
+    calls = [lambda v: env.queue.Signal(fence, v), lambda v: env.queue.Wait(fence, v),
+             fence.Signal, lambda v: fence.SetEventOnCompletion(v, None),
+             lambda v: env.d3d.CreateFence(v, dml.D3D12_FENCE_FLAG_NONE)]
+    for call in calls:
+        for bad in (-1, 2**64, 1.5, "3", None, True):
+            with pytest.raises(dml.HResultError) as err:
+                call(bad)
+            assert err.value.hresult == dml.E_INVALIDARG, (call, bad)
+            assert repr(bad) in str(err.value) or str(bad) in str(err.value)
+    assert fence.GetCompletedValue() == 7 and not env.queue._core.items  # nothing changed
+    for bad, code in ((None, dml.E_POINTER), (env.queue, dml.E_INVALIDARG)):
+        with pytest.raises(dml.HResultError) as err:
+            env.queue.Signal(bad, 8)
+        assert err.value.hresult == code and "pFence" in str(err.value)
+    env.check()

@@ -8,11 +8,12 @@ import numpy as np
 
 from .._core import commands as C, config, queue as Q, resources as R
 from .._core.hresult import (DXGI_ERROR_INVALID_CALL, DXGI_ERROR_NOT_FOUND, E_INVALIDARG,
-                             E_NOTIMPL, E_OUTOFMEMORY, S_OK, fail)
+                             E_NOTIMPL, E_OUTOFMEMORY, E_POINTER, S_OK, fail)
 from .._debug import install
 from . import d3d12_types as T
 from .com import IUnknown, NamedObject, adopt, seq_arg, entry
-from .limits import DESCRIPTOR_BYTES, MAX_SHADER_VISIBLE_DESCRIPTORS, UINT64_LIMIT, memory_budget
+from .limits import (DESCRIPTOR_BYTES, MAX_SHADER_VISIBLE_DESCRIPTORS, UINT64_LIMIT, memory_budget,
+                     uint64_arg)
 from .info_queue import ID3D12DebugDevice, ID3D12InfoQueue, ID3D12InfoQueue1, report_live_objects
 
 HEAP_DEFAULT, HEAP_UPLOAD, HEAP_READBACK, HEAP_CUSTOM = (
@@ -212,8 +213,8 @@ class ID3D12Device(ID3D12Object):
     def CreateCommandQueue(self, pDesc: T.D3D12_COMMAND_QUEUE_DESC) -> ID3D12CommandQueue:
         self._alive("CreateCommandQueue")
         if pDesc.Type not in (0, 2, 3):
-            fail(E_INVALIDARG, f"ID3D12Device::CreateCommandQueue: Type {pDesc.Type} is not DIRECT, "
-                               "COMPUTE or COPY")
+            fail(E_INVALIDARG, f"ID3D12Device::CreateCommandQueue: Type {pDesc.Type} is not "
+                               "DIRECT, COMPUTE or COPY")
         q = Q.Queue(self._core, int(pDesc.Type), pDesc.Priority, pDesc.Flags)
         return adopt(self._core, ID3D12CommandQueue(self, q, pDesc))
 
@@ -241,7 +242,8 @@ class ID3D12Device(ID3D12Object):
 
     def CreateFence(self, InitialValue: int = 0, Flags: int = 0) -> ID3D12Fence:
         self._alive("CreateFence")
-        return adopt(self._core, ID3D12Fence(self, Q.Fence(self._core, int(InitialValue))))
+        value = uint64_arg("ID3D12Device::CreateFence", "InitialValue", InitialValue)
+        return adopt(self._core, ID3D12Fence(self, Q.Fence(self._core, value)))
 
     def GetDeviceRemovedReason(self) -> int:
         return self._core.removed_reason
@@ -482,6 +484,15 @@ def _copy_error(dst, dst_off, src, src_off, n):
     return None
 
 
+def _fence_arg(method: str, fence) -> Q.Fence:
+    """The core of ``pFence``: an ID3D12Fence (E_POINTER for None, E_INVALIDARG otherwise)."""
+    if type(fence) is ID3D12Fence or isinstance(fence, ID3D12Fence):
+        return fence._core
+    if fence is None:
+        fail(E_POINTER, f"{method}: pFence is NULL")
+    fail(E_INVALIDARG, f"{method}: pFence is {type(fence).__name__}, not an ID3D12Fence")
+
+
 class ID3D12CommandQueue(ID3D12Pageable):
     _void_methods = frozenset({"ExecuteCommandLists"})
     _live_message = "LIVE_COMMANDQUEUE"
@@ -531,14 +542,18 @@ class ID3D12CommandQueue(ID3D12Pageable):
 
     def Signal(self, pFence: ID3D12Fence, Value: int) -> int:
         core = self._core
-        core.device.check_alive("ID3D12CommandQueue::Signal")
-        if type(Value) is not int or not core.signal_now(pFence._core, Value):
-            core.submit(Q.Signal(pFence._core, int(Value)))
+        if core.device.removed_reason:
+            core.device.check_alive("ID3D12CommandQueue::Signal")
+        value = uint64_arg("ID3D12CommandQueue::Signal", "Value", Value)
+        fence = _fence_arg("ID3D12CommandQueue::Signal", pFence)
+        if not core.signal_now(fence, value):
+            core.submit(Q.Signal(fence, value))
         return S_OK
 
     def Wait(self, pFence: ID3D12Fence, Value: int) -> int:
         self._core.device.check_alive("ID3D12CommandQueue::Wait")
-        self._core.submit(Q.Wait(pFence._core, int(Value)))
+        self._core.submit(Q.Wait(_fence_arg("ID3D12CommandQueue::Wait", pFence),
+                                 uint64_arg("ID3D12CommandQueue::Wait", "Value", Value)))
         return S_OK
 
 
@@ -560,11 +575,12 @@ class ID3D12Fence(ID3D12Pageable):
         """Set the fence from the CPU (DXGI_ERROR_DEVICE_REMOVED once the device is removed:
         its completed value stays UINT64_MAX)."""
         self._core.device.check_alive("ID3D12Fence::Signal")
-        self._core.signal_from_cpu(int(Value))
+        self._core.signal_from_cpu(uint64_arg("ID3D12Fence::Signal", "Value", Value))
         return S_OK
 
     def SetEventOnCompletion(self, Value: int, hEvent: Any) -> int:
         """Set ``hEvent`` when the fence reaches ``Value``; with ``hEvent`` None, block."""
+        Value = uint64_arg("ID3D12Fence::SetEventOnCompletion", "Value", Value)
         f = self._core
         if f.device.removed:  # D3D12 completes every wait once the device is removed
             if hEvent is not None:

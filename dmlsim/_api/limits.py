@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 
+from .._core.hresult import E_INVALIDARG, fail
+
 
 def _jax_devices():
     import jax
@@ -13,6 +15,19 @@ _BUDGET: list = []
 UINT64_LIMIT = 1 << 64
 MAX_SHADER_VISIBLE_DESCRIPTORS = 1_000_000  # D3D12's limit for CBV/SRV/UAV heaps (tiers 1-2)
 DESCRIPTOR_BYTES = 64
+
+
+def uint64_arg(method: str, name: str, value) -> int:
+    """``value`` as a UINT64 argument (an int or NumPy integer in [0, 2^64), not a bool);
+    otherwise E_INVALIDARG naming the method, the parameter and the value."""
+    if type(value) is int and 0 <= value < UINT64_LIMIT:  # the common case, first
+        return value
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        fail(E_INVALIDARG, f"{method}: {name} is {value!r}; a UINT64 is required")
+    v = value.__index__()
+    if not 0 <= v < UINT64_LIMIT:
+        fail(E_INVALIDARG, f"{method}: {name} is {v}; a UINT64 is in [0, 2^64)")
+    return v
 
 
 def memory_budget() -> int:
