@@ -12,8 +12,8 @@ from .._core.hresult import (DXGI_ERROR_INVALID_CALL, DXGI_ERROR_NOT_FOUND, E_IN
 from .._debug import install
 from . import d3d12_types as T
 from .com import IUnknown, NamedObject, adopt, seq_arg, entry
-from .limits import (DESCRIPTOR_BYTES, MAX_SHADER_VISIBLE_DESCRIPTORS, UINT64_LIMIT, memory_budget,
-                     uint64_arg)
+from .limits import (DESCRIPTOR_BYTES, MAX_SHADER_VISIBLE_DESCRIPTORS, UINT64_LIMIT, copy_error,
+                     memory_budget, uint64_arg)
 from .info_queue import ID3D12DebugDevice, ID3D12InfoQueue, ID3D12InfoQueue1, report_live_objects
 
 HEAP_DEFAULT, HEAP_UPLOAD, HEAP_READBACK, HEAP_CUSTOM = (
@@ -435,7 +435,7 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
         m = "ID3D12GraphicsCommandList::CopyBufferRegion"
         if not self._recording("CopyBufferRegion"):
             return
-        err = _copy_error(pDstBuffer, int(DstOffset), pSrcBuffer, int(SrcOffset), int(NumBytes))
+        err = copy_error(pDstBuffer, int(DstOffset), pSrcBuffer, int(SrcOffset), int(NumBytes))
         if err:
             return self._core.record_error(f"{m}: {err[0]}", err[1])
         self._core.append(C.CopyRegion(pDstBuffer._core, int(DstOffset), pSrcBuffer._core,
@@ -452,36 +452,11 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
                 f"{m}: the resources differ in size ({pDstResource._core.width} and "
                 f"{pSrcResource._core.width} bytes); CopyResource needs identical resources",
                 "INVALID_COPY")
-        err = _copy_error(pDstResource, 0, pSrcResource, 0, pSrcResource._core.width)
+        err = copy_error(pDstResource, 0, pSrcResource, 0, pSrcResource._core.width)
         if err:
             return self._core.record_error(f"{m}: {err[0]}", err[1])
         self._core.append(C.CopyRegion(pDstResource._core, 0, pSrcResource._core, 0,
                                         pSrcResource._core.width))
-
-
-def _copy_error(dst, dst_off, src, src_off, n):
-    """(message, debug catalogue name) of what is wrong with a copy, or None."""
-    if dst is None or src is None:
-        return "a buffer is null", "COPYBUFFERREGION_NULLDST"
-    d, s = dst._core, src._core
-    if d is s:
-        return "source and destination are the same resource", "INVALID_COPY"
-    if n < 0 or dst_off < 0 or src_off < 0:
-        return (f"DstOffset {dst_off}, SrcOffset {src_off} and NumBytes {n} must all be "
-                "non-negative (they are UINT64)"), "INVALID_COPY"
-    if d.heap_type == HEAP_UPLOAD:
-        return (f"the destination {d.label()} is on an UPLOAD heap, which the GPU cannot write",
-                "INVALID_COPY")
-    if s.heap_type == HEAP_READBACK:
-        return (f"the source {s.label()} is on a READBACK heap, which the GPU cannot read",
-                "INVALID_COPY")
-    if dst_off + n > d.width:
-        return (f"the destination range [{dst_off}, {dst_off + n}) is past the end of "
-                f"{d.label()} ({d.width} bytes)", "COPYBUFFERREGION_DSTRANGEOUTOFBOUNDS")
-    if src_off + n > s.width:
-        return (f"the source range [{src_off}, {src_off + n}) is past the end of {s.label()} "
-                f"({s.width} bytes)", "COPYBUFFERREGION_SRCRANGEOUTOFBOUNDS")
-    return None
 
 
 def _fence_arg(method: str, fence) -> Q.Fence:

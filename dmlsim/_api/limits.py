@@ -1,9 +1,11 @@
-"""D3D12's size limits as dmlsim applies them, and the memory budget of its devices."""
+"""D3D12's size limits and copy rules as dmlsim applies them, and the memory budget of its
+devices."""
 from __future__ import annotations
 
 import os
 
 from .._core.hresult import E_INVALIDARG, fail
+from . import d3d12_types as T
 
 
 def _jax_devices():
@@ -46,3 +48,29 @@ def memory_budget() -> int:
             value = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         _BUDGET.append(value)
     return _BUDGET[0]
+
+
+def copy_error(dst, dst_off, src, src_off, n):
+    """(message, debug catalogue name) of what is wrong with a CopyBufferRegion of ``n``
+    bytes between the resource shells ``src`` and ``dst``, or None."""
+    if dst is None or src is None:
+        return "a buffer is null", "COPYBUFFERREGION_NULLDST"
+    d, s = dst._core, src._core
+    if d is s:
+        return "source and destination are the same resource", "INVALID_COPY"
+    if n < 0 or dst_off < 0 or src_off < 0:
+        return (f"DstOffset {dst_off}, SrcOffset {src_off} and NumBytes {n} must all be "
+                "non-negative (they are UINT64)"), "INVALID_COPY"
+    if d.heap_type == T.D3D12_HEAP_TYPE_UPLOAD:
+        return (f"the destination {d.label()} is on an UPLOAD heap, which the GPU cannot write",
+                "INVALID_COPY")
+    if s.heap_type == T.D3D12_HEAP_TYPE_READBACK:
+        return (f"the source {s.label()} is on a READBACK heap, which the GPU cannot read",
+                "INVALID_COPY")
+    if dst_off + n > d.width:
+        return (f"the destination range [{dst_off}, {dst_off + n}) is past the end of "
+                f"{d.label()} ({d.width} bytes)", "COPYBUFFERREGION_DSTRANGEOUTOFBOUNDS")
+    if src_off + n > s.width:
+        return (f"the source range [{src_off}, {src_off + n}) is past the end of {s.label()} "
+                f"({s.width} bytes)", "COPYBUFFERREGION_SRCRANGEOUTOFBOUNDS")
+    return None
