@@ -301,7 +301,8 @@ def test_volatile_descriptors_changed_after_recording_select_another_program(env
 
 
 def upload_identity_readback(env, data):
-    """A list: UPLOAD -> a, IDENTITY a -> o, o -> READBACK; returns (list, upload, readback)."""
+    """A list: UPLOAD -> a, IDENTITY a -> o, o -> READBACK; returns (list, upload, readback,
+    a)."""
     n = data.shape[0]
     ident = op(env, "IDENTITY", sizes=(n,))
     a, o = env.buffer(4 * n), env.buffer(4 * n)
@@ -310,11 +311,11 @@ def upload_identity_readback(env, data):
     lb.cl.CopyBufferRegion(a, 0, up, 0, 4 * n)
     lb.dispatch(ident, [a], [o])
     lb.cl.CopyResource(rb, o)
-    return lb, up, rb
+    return lb, up, rb, a
 
 
 def test_upload_bytes_are_read_at_each_execution(env):
-    lb, up, rb = upload_identity_readback(env, OTHER)
+    lb, up, rb, _ = upload_identity_readback(env, OTHER)
     with mode():
         lb.run()
         np.testing.assert_array_equal(readback(rb), OTHER)
@@ -516,13 +517,7 @@ def test_a_default_buffer_copied_from_upload_bytes_keeps_them_after_the_fence(en
     program's own storage, so bytes written into the UPLOAD buffer after the fence reach
     neither it nor the READBACK buffer until the list runs again."""
     first, second = np.arange(n, dtype=F32), -np.arange(n, dtype=F32) - 1
-    ident = op(env, "IDENTITY", sizes=(n,))
-    a, o = env.buffer(4 * n), env.buffer(4 * n)
-    up, rb = upload_buffer(env, first), env.buffer(4 * n, READBACK)
-    lb = ListBuilder(env)
-    lb.cl.CopyBufferRegion(a, 0, up, 0, 4 * n)
-    lb.dispatch(ident, [a], [o])
-    lb.cl.CopyResource(rb, o)
+    lb, up, rb, a = upload_identity_readback(env, first)
     with mode():
         lb.run(times=2)
         assert compiled_ran(lb)
