@@ -1,12 +1,10 @@
-"""The short paths of one execution keep every semantic of the long ones.
+"""The short path of an execution that repeats keeps every semantic of the long one.
 
-- On the CPU, a dispatch that overwrites a whole buffer without reading it does not take the
-  buffer's storage as a program argument (``views.fresh_outputs``): the bytes it leaves are
-  the same, and a buffer written only in part, at an offset, or in place is still taken.
-- A closed list executed again as it ran last time goes through ``Queue.execute_now`` and
-  ``listcompile.run_again`` (no queue items, Submitted snapshots or contexts); a changed
-  descriptor, a Wait queued ahead, a re-recorded list or a removed device take the general
-  path, with its results. Counted by ``listcompile.COUNTS["again"]``, checked byte by byte.
+A closed list executed again as it ran last time goes through ``Queue.execute_now`` and
+``listcompile.run_again`` (no queue items, Submitted snapshots or contexts); a changed
+descriptor, a Wait queued ahead, a re-recorded list or a removed device take the general
+path, with its results. Counted by ``listcompile.COUNTS["again"]``, checked byte by byte.
+Fence values are UINT64 arguments on every entry point that takes one.
 """
 from __future__ import annotations
 
@@ -79,62 +77,6 @@ class OneList:
     @property
     def plan(self):
         return self.cl._core.compiled.last_plan
-
-
-def taken(plan, *buffers):
-    """Whether the program takes each buffer's storage (in order of ``buffers``)."""
-    own = [plan.mems[j] for j in plan.own]
-    return [any(m is b._core.memory for m in own) for b in buffers]
-
-
-def test_a_whole_overwrite_is_not_a_program_argument_and_a_partial_one_is(env):
-    mul = compiled_op(env, "MULTIPLY")
-    x, y = np.linspace(-3, 3, N, dtype=F32), np.full(N, -1.5, F32)
-    a, b = filled(env, 4 * N, x), filled(env, 4 * N, y)
-    whole = filled(env, 4 * N)            # 64 bytes: the tensor covers it
-    wider = filled(env, 4 * N + 32)       # 96 bytes: the last 32 must stay PATTERN
-    at_16 = filled(env, 4 * N + 32)       # bound at byte 16: bytes 0-16 and 80-96 stay
-    inplace = filled(env, 4 * N, y)       # read and written
-    env.flush()
-    lists = []
-    for out, bind in ((whole, binding(whole)), (wider, binding(wider)),
-                      (at_16, binding(at_16, 16, 4 * N)), (inplace, binding(inplace))):
-        one = OneList(env)
-        one.dispatch(mul, [a, inplace if out is inplace else b], [bind])
-        lists.append(one)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(listcompile, "eager", True)
-        for one in lists:
-            assert one.run(times=1) == 0  # the first run selects the plan
-    # On a GPU a donated argument is cheaper than a new buffer: there it stays taken.
-    cpu = a._core.memory.device.platform == "cpu"
-    assert taken(lists[0].plan, a, b, whole) == [True, True, not cpu]
-    assert taken(lists[1].plan, a, b, wider) == [True, True, True]
-    assert taken(lists[2].plan, a, b, at_16) == [True, True, True]
-    assert taken(lists[3].plan, a, inplace) == [True, True]
-    product = (x.astype(np.float64) * y).astype(F32).view(np.uint8)
-    np.testing.assert_array_equal(env.read(whole), product)
-    np.testing.assert_array_equal(env.read(wider), np.concatenate([product, PATTERN[64:96]]))
-    np.testing.assert_array_equal(
-        env.read(at_16), np.concatenate([PATTERN[:16], product, PATTERN[80:96]]))
-    np.testing.assert_array_equal(env.read(inplace), product)
-
-
-def test_the_per_record_path_skips_a_whole_overwrite_too(env):
-    add = compiled_op(env, "ADD")
-    x = np.arange(N, dtype=F32)
-    a, o = filled(env, 4 * N, x), filled(env, 4 * N)
-    env.flush()
-    listcompile.enabled = False
-    try:
-        env.dispatch(add, [binding(a), binding(a)], [binding(o)])
-    finally:
-        listcompile.enabled = True
-    _, memories, _, written, takes = add._core.last_binding
-    assert [memories[j] is o._core.memory for j in written] == [True]
-    cpu = o._core.memory.device.platform == "cpu"
-    assert any(memories[j] is o._core.memory for j in takes) == (not cpu)
-    np.testing.assert_array_equal(env.read_as(o, F32, N), x + x)
 
 
 def test_a_list_run_again_takes_the_fast_path_with_every_result(env):

@@ -517,8 +517,7 @@ class ID3D12CommandQueue(ID3D12Pageable):
 
     def Signal(self, pFence: ID3D12Fence, Value: int) -> int:
         core = self._core
-        if core.device.removed_reason:
-            core.device.check_alive("ID3D12CommandQueue::Signal")
+        core.device.check_alive("ID3D12CommandQueue::Signal")
         value = uint64_arg("ID3D12CommandQueue::Signal", "Value", Value)
         fence = _fence_arg("ID3D12CommandQueue::Signal", pFence)
         if not core.signal_now(fence, value):

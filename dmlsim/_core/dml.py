@@ -166,7 +166,7 @@ class CompiledOperator(Dispatchable):
             if self.opdef.temporary_bytes is not None else 0
         self.layout = operator_layout(self.spec, op.schema, stored, persistent, temporary)
         self.programs: dict = {}
-        self.last_binding = None  # (descriptors, memories, program, written, taken) of the last run
+        self.last_binding = None  # (descriptors, memories, program, written) of the last run
         self.ctx = registry.KernelContext.of(self.spec, flags, op.device.feature_level)
 
     @property
@@ -224,16 +224,13 @@ class CompiledOperator(Dispatchable):
         return views_in, views_out
 
     def program(self, memories, views_in, views_out):
-        """(jitted program, written memory indices, taken memory indices) for one binding
-        layout: one program per layout, shared by every compilation of the same desc and
-        flags. The program takes the storages of the taken memories (views.fresh_outputs)."""
-        fresh = views.fresh_outputs(memories, views_in, views_out)
-        key = views.program_key(memories, views_in, views_out, fresh)
+        """(jitted program, written memory indices) for one binding layout: one program per
+        layout, shared by every compilation of the same desc and flags."""
+        key = views.program_key(memories, views_in, views_out)
         prog = self.programs.get(key)
         if prog is None:
-            run, written, takes = views.build_program(
-                self.kernel_call, views_in, views_out, [m.words for m in memories], fresh)
-            prog = self.programs[key] = (views.jit_program(run, written, takes), written, takes)
+            run, written = views.build_program(self.kernel_call, views_in, views_out)
+            prog = self.programs[key] = (views.jit_program(run, written), written)
         return prog
 
     def execute(self, descs, ctx) -> None:
@@ -248,7 +245,7 @@ def run_program(d, descs, ctx) -> None:
     its program for this binding layout, on the bound buffers' storages."""
     last = d.last_binding  # descriptors usually repeat: skip re-deriving the layout
     if last is not None and last[0] == descs:
-        _, memories, fn, written, takes = last
+        _, memories, fn, written = last
     else:
         memories, index = [], {}
 
@@ -261,9 +258,9 @@ def run_program(d, descs, ctx) -> None:
             return (j, desc.offset + offset_extra, spec)
 
         views_in, views_out = d.views(descs, slot)
-        fn, written, takes = d.program(memories, views_in, views_out)
-        d.last_binding = (list(descs), memories, fn, written, takes)
-    results = fn(*[memories[j].array for j in takes])
+        fn, written = d.program(memories, views_in, views_out)
+        d.last_binding = (list(descs), memories, fn, written)
+    results = fn(*[m.array for m in memories])
     touched = ctx.touched
     for j, arr in zip(written, results):
         memories[j].array = arr

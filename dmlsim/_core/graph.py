@@ -169,19 +169,17 @@ class CompiledGraph(Dispatchable):
         return self.nodes[k].out_slots[o][2]
 
     def program(self, memories, views_in, views_out):
-        """(program, written, taken memory indices), as CompiledOperator.program; the graph's
-        nodes are sealed from one another with an opaque zero the program holds."""
-        fresh = views.fresh_outputs(memories, views_in, views_out)
-        key = views.program_key(memories, views_in, views_out, fresh)
+        """(program, written memory indices), as CompiledOperator.program; the graph's nodes
+        are sealed from one another with an opaque zero the program holds."""
+        key = views.program_key(memories, views_in, views_out)
         prog = self.programs.get(key)
         if prog is None:
-            run, written, takes = views.build_program(
-                self.kernel_with_seal, views_in, views_out, [m.words for m in memories], fresh,
-                sealed=True)
-            jitted = views.jit_program(run, written, takes)
+            run, written = views.build_program(self.kernel_with_seal, views_in, views_out,
+                                               sealed=True)
+            jitted = views.jit_program(run, written)
             device = next(iter(memories[0].array.devices()))
             zero = jax.device_put(np.zeros((), np.uint32), device)
-            prog = self.programs[key] = (lambda *arrays: jitted(*arrays, zero), written, takes)
+            prog = self.programs[key] = (lambda *arrays: jitted(*arrays, zero), written)
         return prog
 
     def execute(self, descs, ctx) -> None:

@@ -99,7 +99,7 @@ class Plan:
                  "steps", "sig", "packed", "starts", "own", "large", "group", "simple")
 
     def __init__(self, fn, mems, written, uploads, readbacks, touched, steps=None, sig=None,
-                 packed=(), takes=None):
+                 packed=()):
         self.fn, self.mems, self.written = fn, mems, written
         self.uploads, self.readbacks, self.touched = uploads, readbacks, touched
         self.traced = False
@@ -108,8 +108,7 @@ class Plan:
         # The small buffers it writes live in one Group (memory.Group): one argument, one
         # output. ``own``: the other memories, passed one by one; ``large``: those written.
         self.packed, self.starts = packed, _starts(mems, packed)
-        self.own = tuple(j for j in range(len(mems)) if j not in packed) if takes is None \
-            else takes
+        self.own = tuple(j for j in range(len(mems)) if j not in packed)
         self.large = tuple(j for j in written if j not in packed)
         self.group = Group() if packed else None
         # No group, opaque zero, uploads or readbacks: run_again's short loop.
@@ -366,8 +365,8 @@ def _build(cl, st, key):
         return Plan(_nothing, mems, (), [], [], b.touched)
     if len(steps) == 1 and steps[0][0] == DISPATCH:
         _, d, views_in, views_out = steps[0]
-        fn, written, takes = d.program(mems, views_in, views_out)
-        return Plan(fn, mems, written, [], [], b.touched, takes=takes)
+        fn, written = d.program(mems, views_in, views_out)
+        return Plan(fn, mems, written, [], [], b.touched)
     packed = tuple(j for j in written if mems[j].words * 4 <= GROUP_MAX_BYTES)
     packed = packed if len(packed) >= 2 else ()
     sig = (tuple(_signature(s) for s in steps), len(mems), written,

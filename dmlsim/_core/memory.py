@@ -170,7 +170,7 @@ class DeviceMemory:
         self.write(offset, host_u8.view(UNSIGNED_OF_SIZE[k]))
 
     def copy_from(self, dst_offset: int, src: "DeviceMemory", src_offset: int, size: int):
-        k = unit(dst_offset, src_offset, size)
+        k = min(unit(dst_offset, src_offset, size), 4)  # words of the uint32 storage
         dt = UNSIGNED_OF_SIZE[k]
         fn = _copy_fn(self.array.dtype, src.array.dtype, size // k, dt)
         if src is self:
@@ -197,7 +197,7 @@ class HostMemory:
         raw = np.zeros(self.width + 64, np.uint8)
         at = -raw.ctypes.data % 64
         self.bytes = raw[at:at + self.width]
-        self._pending = []  # (offset, device uint8 array)
+        self._pending = []  # (offset, 1-D unsigned device array)
         self.host = True
 
     def queue_write(self, offset: int, device_words) -> None:

@@ -77,21 +77,16 @@ class Marker:
     walked iteratively, since thousands of executions may be queued before a wait."""
 
     def __init__(self, memories, previous=None, queue=None):
-        if len(memories) == 1:  # the common case: one buffer or one group since the Signal
-            for mem in memories:
-                self.items = [(mem, a) for a in mem.pending_arrays()] if mem.host else \
-                    [(mem, mem.witness())]
-        else:
-            self.items = items = []
-            seen = set()  # buffers of one Group share one witness: the group's array
-            for mem in memories:
-                if mem.host:
-                    items.extend((mem, a) for a in mem.pending_arrays())
-                    continue
-                w = mem.witness()
-                if id(w) not in seen:
-                    seen.add(id(w))
-                    items.append((mem, w))
+        self.items = items = []
+        seen = set()  # buffers of one Group share one witness: the group's array
+        for mem in memories:
+            if mem.host:
+                items.extend((mem, a) for a in mem.pending_arrays())
+                continue
+            w = mem.witness()
+            if id(w) not in seen:
+                seen.add(id(w))
+                items.append((mem, w))
         self.previous = previous
         self.queue = queue
         self.done = False
@@ -310,7 +305,7 @@ class Queue:
 
     # The common case, without the generic layers (queue items, Submitted snapshots, contexts):
     # nothing queued ahead, no trace or debug-layer observer, a live device. A list runs now,
-    # so it is what was submitted; its compiled plan must be current (listcompile.ready).
+    # so it is what was submitted; its compiled plan must be current (listcompile.run_again).
 
     def execute_now(self, cl) -> bool:
         """ExecuteCommandLists of the one closed list ``cl`` (a core list, checked by the

@@ -129,85 +129,40 @@ def sealed(value, zero):
     return lax.bitcast_convert_type(bits ^ (bits & zero.astype(u)), value.dtype)
 
 
-# A buffer of at most this many bytes that a dispatch overwrites whole and does not read
-# is not an argument of its program on the CPU (see ``fresh_outputs``).
-FRESH_MAX_BYTES = 1 << 20
-
-
-def fresh_outputs(memories, in_views, out_views) -> tuple:
-    """Indices of the buffers one dispatch overwrites whole without reading them: one packed
-    output view from byte 0 covering the buffer's width, no input view on it, at most
-    FRESH_MAX_BYTES, on the CPU. Their old storage is not needed, so the program does not
-    take them and makes their storage anew: on the CPU a donated argument costs more than a
-    new output (16 elements: 12.2 against 11.7 µs a call), on a GPU less (H200: 32.6 against
-    38.3 µs), so there they stay donated arguments."""
-    if not memories or _platform(memories[0].device) != "cpu":
-        return ()
-    read = {v[0] for v in in_views if v is not None}
-    outs = [v for v in out_views if v is not None]
-    targets = [v[0] for v in outs]
-    fresh = []
-    for j, off, t in outs:
-        mem = memories[j]
-        if j in read or targets.count(j) != 1 or off != 0 or mem.host or \
-                mem.padded > FRESH_MAX_BYTES or dtypes.is_packed4(t.data_type):
-            continue
-        core, _, packed = _layout(t)
-        if packed and core == t.sizes and t.count * t.itemsize >= mem.width:
-            fresh.append(j)
-    return tuple(sorted(fresh))
-
-
-def _platform(device) -> str:
-    return getattr(device, "platform", None) or jax.default_backend()
-
-
-def program_key(memories, in_views, out_views, fresh) -> tuple:
+def program_key(memories, in_views, out_views) -> tuple:
     """What selects one dispatch's program among a dispatchable's: storage types and lengths,
-    the views' buffers and offsets, the fresh outputs."""
+    the views' buffers and offsets."""
     return (tuple((m.array.dtype, m.array.shape[0]) for m in memories),
             tuple(None if v is None else v[:2] for v in in_views),
-            tuple(None if v is None else v[:2] for v in out_views), fresh)
+            tuple(None if v is None else v[:2] for v in out_views))
 
 
-def build_program(kernel_call, in_views, out_views, words, fresh=(), sealed=False):
+def build_program(kernel_call, in_views, out_views, sealed=False):
     """The function of one dispatch over buffer storages.
 
     ``in_views``/``out_views``: per flattened slot, None or (buffer index, byte offset, spec).
     ``kernel_call(inputs_list) -> outputs_list`` runs the operator on typed arrays (with
     ``sealed``, ``kernel_call(zero)`` gives that function, and the function's last argument
-    is the opaque zero of :func:`sealed`). ``words``: each buffer's storage length (uint32
-    words); ``fresh``: buffers the dispatch overwrites whole (``fresh_outputs``), which the
-    function does not take. Returns (function, written buffer indices, taken buffer indices);
-    the function maps the storages of the taken buffers to the new storages of the written
-    ones.
+    is the opaque zero of :func:`sealed`). Returns (function, written buffer indices); the
+    function maps the storages of all buffers to the new storages of the written ones.
     """
     written = tuple(sorted({v[0] for v in out_views if v is not None}))
-    takes = tuple(j for j in range(len(words)) if j not in fresh)
 
     def run(*storages):
         call = kernel_call
         if sealed:
             storages, call = storages[:-1], kernel_call(storages[-1])
-        cur = [None] * len(words)
-        for j, s in zip(takes, storages):
-            cur[j] = s
-        for j in fresh:  # every byte is written below; the padding past the width stays 0
-            cur[j] = jnp.zeros(words[j], np.uint32)
-        reps = [s.dtype for s in cur]
-        blank = [cur[j] for j in fresh]
+        reps = [s.dtype for s in storages]
+        cur = list(storages)
         apply_dispatch(cur, call, in_views, out_views)
-        if any(cur[j] is b for j, b in zip(fresh, blank)):
-            raise RuntimeError("the kernel returned no value for a bound output")
         # Back to each buffer's own representation: same shape and type, so donation reuses it.
         return tuple(convert(cur[j], reps[j]) for j in written)
 
-    return run, written, takes
+    return run, written
 
 
-def jit_program(run, written, takes):
-    """``run`` jitted, donating the taken buffers it writes."""
-    return jax.jit(run, donate_argnums=tuple(k for k, j in enumerate(takes) if j in written))
+def jit_program(run, written):
+    return jax.jit(run, donate_argnums=written)
 
 
 @functools.lru_cache(maxsize=256)
