@@ -55,13 +55,13 @@ def run(debug, n=300, record_only=False):
     return min(best) * 1e6
 
 def notify_cost():
-    from dmlsim._core.runtime import Device
+    from dmlsim._core.resources import Device
     d = Device(None)
     N = 1_000_000
     t0 = time.perf_counter()
     for _ in range(N):
         if d.observers:
-            d.notify("x", a=1)
+            d.observers.map(buffer=None, read_range=None)
     t1 = time.perf_counter()
     for _ in range(N):
         pass
