@@ -4,14 +4,22 @@ Runtime's DirectML execution provider lowers them, off Windows.
 ::
 
     import dmlsim.onnx
-    session = dmlsim.onnx.prepare("model.onnx")            # or a ModelProto
+    session = dmlsim.onnx.InferenceSession("model.onnx")   # or bytes, a ModelProto; = prepare
+    session.get_inputs()                                   # NodeArgs: name, shape, type
     (y,) = session.run(None, {"x": x})                     # ONNX Runtime's calling convention
     print(session.describe())                              # the DML graph it became
+
+Dynamic dimensions are bound when the feeds arrive: each input signature gets its own lowered,
+compiled plan, kept in a bounded LRU cache (``SessionOptions.plan_cache_size``); ORT's
+free-dimension overrides pin them up front.
 
 ``Backend`` implements ``onnx.backend.base.Backend`` (``prepare``, ``run_node``,
 ``supports_device``) for ONNX's backend test suite. ``supported_operators()`` lists the ONNX
 operator types with a lowering; nodes whose inputs are all constants fold on the CPU whatever
 their type. Needs the ``onnx`` package (``pip install dmlsim[onnx]``).
 """
+from ._pythonic.onnx_inference import (  # noqa: F401
+    GraphOptimizationLevel, ModelMetadata, NodeArg, PlanCacheInfo, SessionOptions)
 from ._pythonic.onnx_session import (  # noqa: F401
-    Backend, BackendRepresentation, Session, prepare, supported_operators)
+    Backend, BackendRepresentation, InferenceSession, Plan, Session, prepare,
+    supported_operators)

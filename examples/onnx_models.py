@@ -87,6 +87,31 @@ def transformer(batch=2):
     return _model(nodes, [_vi("x", [b, s, d])], [_vi("y", [b, s, d])], inits), (b, s, d)
 
 
+def dynamic_transformer():
+    """The transformer block with symbolic ``batch`` and ``seq`` dimensions, as exporters write
+    it: the head reshapes take their target from Shape -> Gather -> Concat (queries) or from 0
+    and -1 entries (keys, values, output), so every shape follows from the feed's."""
+    model, _ = transformer()
+    g = model.graph
+    N = helper.make_node
+    d, h = 32, 4
+    extra = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
+             (("i0", [0]), ("i1", [1]), ("hd", [h, d // h]), ("kv", [0, 0, h, d // h]),
+              ("back", [0, 0, -1]))]
+    shape_nodes = [N("Shape", ["x"], ["xs"]), N("Gather", ["xs", "i0"], ["xb"], axis=0),
+                   N("Gather", ["xs", "i1"], ["xq"], axis=0),
+                   N("Concat", ["xb", "xq", "hd"], ["qheads"], axis=0)]
+    nodes = []
+    for n in g.node:
+        if n.op_type == "Reshape":
+            target = {"q0": "qheads", "o1": "back"}.get(n.input[0], "kv")
+            n = N("Reshape", [n.input[0], target], list(n.output))
+        nodes.append(n)
+    inits = [i for i in g.initializer if i.name not in ("heads", "flat")] + extra
+    dims = ["batch", "seq", d]
+    return _model(shape_nodes + nodes, [_vi("x", dims)], [_vi("y", dims)], inits)
+
+
 MODELS = {"mlp": mlp, "cnn": cnn, "transformer": transformer}
 
 

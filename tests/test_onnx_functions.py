@@ -131,7 +131,7 @@ def test_group_normalization_and_mish_through_their_function_bodies():
     assert "ACTIVATION_SOFTPLUS" in text and "ACTIVATION_TANH" in text  # Mish's body
 
 
-def test_if_with_a_constant_condition_is_its_branch_and_a_runtime_one_is_named():
+def test_if_with_a_constant_condition_is_its_branch_and_a_runtime_one_is_read_on_the_cpu():
     def branch(name, value):
         c = helper.make_tensor(name + "_c", F32, [2], value)
         return helper.make_graph([helper.make_node("Add", ["x", name + "_c"], [name])],
@@ -142,12 +142,14 @@ def test_if_with_a_constant_condition_is_its_branch_and_a_runtime_one_is_named()
     m = _model([node], [_vi("x", [2])], [_vi("y", [2])], inits=[cond])
     (y,) = donnx.prepare(m).run(None, {"x": np.float32([1, 2])})
     np.testing.assert_array_equal(y, np.float32([6, 9]))
+    # a condition fed at run time is read on the CPU (ORT runs If there): one plan per value
     m = _model([node], [_vi("x", [2]), _vi("cond", [], TensorProto.BOOL)], [_vi("y", [2])])
-    with pytest.raises(dml.HResultError) as e:
-        donnx.prepare(m)
-    assert e.value.hresult == dml.E_INVALIDARG
-    assert "node 0 'if0' (If): input 'cond' (cond; DirectML has no control flow) must be a " \
-           "constant" in e.value.message
+    session = donnx.prepare(m)
+    for c, want in ((True, [2, 3]), (False, [6, 9]), (True, [2, 3])):
+        (y,) = session.run(None, {"x": np.float32([1, 2]), "cond": np.array(c)})
+        np.testing.assert_array_equal(y, np.float32(want))
+    assert session.constants == {"cond"}
+    assert session.plan_cache_info()[:2] == (1, 2)  # hits, misses
 
 
 def test_large_range_and_constant_of_shape_become_fill_operators(monkeypatch):

@@ -35,16 +35,16 @@ def convert(x, dtype):
     return lax.bitcast_convert_type(x.reshape(-1, dst // src), dtype)
 
 
-@functools.lru_cache(maxsize=None)
-def _read_bytes_fn(n):
+@functools.lru_cache(maxsize=32)  # one program per key: bounded memory (issue 22)
+def _read_bytes_fn(n, length):
     @jax.jit
     def read(x, off):
         return lax.dynamic_slice(convert(x, np.uint8), (off,), (n,))
     return read
 
 
-@functools.lru_cache(maxsize=None)
-def _write_fn(rep, n, dtype):
+@functools.lru_cache(maxsize=32)  # one program per key: bounded memory (issue 22)
+def _write_fn(rep, n, dtype, length):
     @functools.partial(jax.jit, donate_argnums=0)
     def write(x, off, data):
         y = lax.dynamic_update_slice(convert(x, dtype), data, (off,))
@@ -52,8 +52,8 @@ def _write_fn(rep, n, dtype):
     return write
 
 
-@functools.lru_cache(maxsize=None)
-def _copy_fn(rep_dst, rep_src, n, dtype):
+@functools.lru_cache(maxsize=32)  # one program per key: bounded memory (issue 22)
+def _copy_fn(rep_dst, rep_src, n, dtype, dst_len, src_len):
     @functools.partial(jax.jit, donate_argnums=0)
     def copy(dst, dst_off, src, src_off):
         data = lax.dynamic_slice(convert(src, dtype), (src_off,), (n,))
@@ -70,8 +70,8 @@ def unit(*values) -> int:
     return 1
 
 
-@functools.lru_cache(maxsize=None)
-def _segment_fn(n):
+@functools.lru_cache(maxsize=32)  # one program per key: bounded memory (issue 22)
+def _segment_fn(n, length):
     @jax.jit
     def segment(x, start):
         return lax.dynamic_slice(x, (start,), (n,))
@@ -119,7 +119,8 @@ class DeviceMemory:
         if seg is not None:
             group, start = seg
             if self._version != group.version:
-                self._array = _segment_fn(self.words)(group.array, np.int64(start))
+                self._array = _segment_fn(self.words, group.array.shape[0])(
+                    group.array, np.int64(start))
                 self._version = group.version
             return self._array
         if self._array is None:
@@ -153,14 +154,15 @@ class DeviceMemory:
 
     def read_bytes(self, offset: int, size: int):
         """``size`` bytes from ``offset`` as a device uint8 array (asynchronous)."""
-        return _read_bytes_fn(int(size))(self.array, np.int64(offset))
+        x = self.array
+        return _read_bytes_fn(int(size), x.shape[0])(x, np.int64(offset))
 
     def write(self, offset: int, data) -> None:
         """Write a 1-D unsigned array (device, or host: the program's transfer reads it) at
         byte ``offset``."""
         k = data.dtype.itemsize
-        rep = self.array.dtype
-        fn = _write_fn(rep, data.shape[0], data.dtype)
+        x = self.array
+        fn = _write_fn(x.dtype, data.shape[0], data.dtype, x.shape[0])
         self.array = fn(self.array, np.int64(offset // k), data)
 
     def write_host_bytes(self, offset: int, host_u8: np.ndarray) -> None:
@@ -172,12 +174,13 @@ class DeviceMemory:
     def copy_from(self, dst_offset: int, src: "DeviceMemory", src_offset: int, size: int):
         k = min(unit(dst_offset, src_offset, size), 4)  # words of the uint32 storage
         dt = UNSIGNED_OF_SIZE[k]
-        fn = _copy_fn(self.array.dtype, src.array.dtype, size // k, dt)
         if src is self:
             data = src.read_bytes(src_offset, size)
             self.write(dst_offset, data)
             return
-        self.array = fn(self.array, np.int64(dst_offset // k), src.array, np.int64(src_offset // k))
+        x, y = self.array, src.array
+        fn = _copy_fn(x.dtype, y.dtype, size // k, dt, x.shape[0], y.shape[0])
+        self.array = fn(x, np.int64(dst_offset // k), y, np.int64(src_offset // k))
 
     def to_numpy(self) -> np.ndarray:
         """All ``width`` bytes as host uint8 (blocks until pending work is done)."""

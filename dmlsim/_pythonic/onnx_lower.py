@@ -101,8 +101,8 @@ def _infer(model):
 class Lowering:
     """Lowers one ONNX graph onto a dmlx Graph; ``compile()`` gives the session's pieces."""
 
-    def __init__(self, model, device, rules: dict, activations: dict):
-        self.rules, self.activations = rules, activations
+    def __init__(self, model, device, rules: dict, activations: dict, fuse=True):
+        self.rules, self.activations, self.fuse = rules, activations, fuse
         model = onnx.load(model) if isinstance(model, str) else model
         if model.graph.sparse_initializer:
             fail(dml.E_NOTIMPL, "sparse initializers are not supported")
@@ -244,6 +244,8 @@ class Lowering:
         """{producer node index: activation node index} for foldable activations."""
         ACTIVATIONS = self.activations
         g = self.model.graph
+        if not self.fuse:
+            return {}
         consumers: dict = {}
         for k, node in enumerate(g.node):
             for name in node.input:

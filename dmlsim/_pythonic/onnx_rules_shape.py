@@ -164,15 +164,15 @@ def _slice(L, node, ins, attrs, act):
 
 def _gather(L, node, ins, attrs, act):
     """GATHER: every tensor padded with leading 1s to one DimensionCount; IndexDimensions is
-    the indices' rank."""
+    the indices' rank (0 for a scalar index: its one element, read as sizes of 1s)."""
     x, idx = ins
     r, q = len(x.shape), len(idx.shape)
     axis = L.axis(attrs.get("axis", 0), r)
     out = list(x.shape[:axis]) + list(idx.shape) + list(x.shape[axis + 1:])
     d = max(r, len(out), q, 1)
     ex = L.view(x, [1] * (d - r) + sizes_of(x.shape))
-    ei = L.view(idx, [1] * (d - q) + (list(idx.shape) if q else [1]))
-    y = X["Gather"](ex, ei, Axis=axis + d - r, IndexDimensions=max(q, 1))
+    ei = L.view(idx, [1] * (d - q) + list(idx.shape))
+    y = X["Gather"](ex, ei, Axis=axis + d - r, IndexDimensions=q)
     return L.new(y, out, x.dtype)
 
 

@@ -1,0 +1,364 @@
+"""``dmlsim.onnx.InferenceSession``: ONNX Runtime's Python session API over DML plans.
+
+ONNX Runtime's DirectML provider compiles a DML graph once the shapes are known: for a model
+with symbolic or unknown dimensions, when a run's feeds arrive. The session does the same: each
+distinct input signature (the feeds' shapes and element types, plus the values of the small
+inputs that DML needs as desc fields, read back on the CPU) gets its own lowered, compiled
+``Plan``, kept in a per-session LRU cache of ``SessionOptions.plan_cache_size`` plans. A shape
+seen again reuses its plan: no lowering, no CompileGraph. A model whose every input is static
+(after the free-dimension overrides) is planned in the constructor, as ORT does.
+
+What ORT's API gives, dmlsim gives: ``get_inputs()`` / ``get_outputs()`` NodeArgs (``name``,
+``shape`` with ints, dim names and None, ``type`` such as ``'tensor(float)'``),
+``get_modelmeta()``, ``run(output_names, input_feed, run_options=None)``, ``SessionOptions``
+with the free-dimension overrides, ``graph_optimization_level`` and session config entries.
+A feed of the wrong element type, rank or fixed dimension is E_INVALIDARG naming the input with
+the expected and the given type or shape (ORT: INVALID_ARGUMENT); nothing is cast silently."""
+from __future__ import annotations
+
+import collections
+import enum
+from typing import NamedTuple
+
+import numpy as np
+
+from .._api import public as dml
+from . import onnx_model
+from .onnx_lower import NeedsConstant, fail
+from .onnx_plan import Plan, make_device
+
+
+class GraphOptimizationLevel(enum.IntEnum):
+    """ORT's levels. ORT_DISABLE_ALL keeps every ONNX node a DML operator of its own; any other
+    level folds activations into their producer's FusedActivation, as the DML provider's
+    fusion does."""
+
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_LAYOUT = 3
+    ORT_ENABLE_ALL = 99
+
+
+PLAN_CACHE_KEY = "dmlsim.plan_cache_size"   # session config entry, as ORT's string config
+
+
+class SessionOptions:
+    """ORT's SessionOptions, the parts that change what dmlsim does: free-dimension overrides,
+    ``graph_optimization_level``, ``plan_cache_size`` (plans kept per session, LRU; also the
+    config entry ``dmlsim.plan_cache_size``) and ``feature_level`` (DML_FEATURE_LEVEL, e.g.
+    "5_1"; None for dmlsim's default)."""
+
+    def __init__(self):
+        self.free_dimension_overrides_by_name: dict = {}
+        self.free_dimension_overrides_by_denotation: dict = {}
+        self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.plan_cache_size = 16
+        self.feature_level = None
+        self._config: dict = {}
+
+    def add_free_dimension_override_by_name(self, dim_name, dim_value):
+        self.free_dimension_overrides_by_name[_dim_key(
+            "add_free_dimension_override_by_name", "dim_name", dim_name)] = _dim_value(
+            "add_free_dimension_override_by_name", dim_value)
+
+    def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):
+        self.free_dimension_overrides_by_denotation[_dim_key(
+            "add_free_dimension_override_by_denotation", "dim_denotation", dim_denotation)] = \
+            _dim_value("add_free_dimension_override_by_denotation", dim_value)
+
+    def add_session_config_entry(self, key, value):
+        if not isinstance(key, str) or not isinstance(value, str):
+            fail(dml.E_INVALIDARG, "SessionOptions.add_session_config_entry: key and value are "
+                                   f"strings, not {type(key).__name__} and "
+                                   f"{type(value).__name__}")
+        if key == PLAN_CACHE_KEY:
+            self.plan_cache_size = _count(key, value)
+        self._config[key] = value
+
+    def get_session_config_entry(self, key):
+        if key not in self._config:
+            fail(dml.E_INVALIDARG, f"SessionOptions.get_session_config_entry: no entry '{key}'")
+        return self._config[key]
+
+
+def _dim_key(method, what, value):
+    if not isinstance(value, str) or not value:
+        fail(dml.E_INVALIDARG, f"SessionOptions.{method}: {what} is {value!r}; a non-empty "
+                               "string")
+    return value
+
+
+def _dim_value(method, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        fail(dml.E_INVALIDARG, f"SessionOptions.{method}: dim_value is {value!r}; a positive "
+                               "integer (DML tensors have no empty dimensions)")
+    return int(value)
+
+
+def _count(what, value):
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = 0
+    if isinstance(value, (bool, float)) or n < 1:
+        fail(dml.E_INVALIDARG, f"SessionOptions: {what} is {value!r}; a positive integer")
+    return n
+
+
+class NodeArg(NamedTuple):
+    """ORT's NodeArg: ``name``, ``type`` ('tensor(float)') and ``shape`` (ints, dim names,
+    None where a dimension has neither; None for an input declared without a shape)."""
+
+    name: str
+    type: str
+    shape: list | None
+
+    def __repr__(self):
+        return f"NodeArg(name='{self.name}', type='{self.type}', shape={self.shape})"
+
+
+class ModelMetadata(NamedTuple):
+    producer_name: str
+    graph_name: str
+    domain: str
+    description: str
+    graph_description: str
+    version: int
+    custom_metadata_map: dict
+
+
+class PlanCacheInfo(NamedTuple):
+    """As ``functools.lru_cache``'s cache_info: hits, misses (lowerings and CompileGraphs),
+    evictions, plans held now and the bound."""
+
+    hits: int
+    misses: int
+    evictions: int
+    currsize: int
+    maxsize: int
+
+
+def _node_arg(spec) -> NodeArg:
+    return NodeArg(spec.name, onnx_model.type_string(spec.elem_type), spec.shape())
+
+
+class InferenceSession:
+    """``InferenceSession(path_or_bytes, sess_options=None, providers=None)``: a path (str or
+    os.PathLike; external data beside it), the model's bytes, or an onnx.ModelProto.
+    ``providers`` is accepted for ORT's signature: every partition runs on dmlsim's DML
+    device. ``device`` (an IDMLDevice) and ``feature_level`` are dmlsim's own."""
+
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None,
+                 *, device=None, feature_level=None, **kwargs):
+        if sess_options is not None and not isinstance(sess_options, SessionOptions):
+            fail(dml.E_INVALIDARG, "InferenceSession: sess_options is a "
+                                   f"{type(sess_options).__name__}, not a SessionOptions")
+        self._options = opts = sess_options if sess_options is not None else SessionOptions()
+        source, self._what = onnx_model.load(path_or_bytes)
+        self._model = onnx_model.override_free_dimensions(
+            source, opts.free_dimension_overrides_by_name,
+            opts.free_dimension_overrides_by_denotation)
+        self._inputs = onnx_model.runtime_inputs(self._model)
+        self._outputs = onnx_model.specs(self._model.graph.output)
+        self._providers = list(providers or ["DmlExecutionProvider"])
+        self._plan_type = Plan
+        level = feature_level if feature_level is not None else opts.feature_level
+        self.device = device if device is not None else make_device(level)
+        self._plans: collections.OrderedDict = collections.OrderedDict()
+        self._bound = opts.plan_cache_size
+        self._hits = self._misses = self._evictions = 0
+        self.constants: set = set()  # inputs read on the CPU (DML desc fields)
+        self.last_plan = None
+        if all(s.dims is not None and all(d.value is not None for d in s.dims)
+               for s in self._inputs):
+            shapes = {s.name: tuple(d.value for d in s.dims) for s in self._inputs}
+            try:
+                self._plan(shapes, {})
+            except NeedsConstant:
+                pass  # planned at the first run, with those inputs' values
+
+    # ---- ORT's API --------------------------------------------------------------------------
+    def get_inputs(self) -> list:
+        return [_node_arg(s) for s in self._inputs]
+
+    def get_outputs(self) -> list:
+        return [_node_arg(s) for s in self._outputs]
+
+    def get_overridable_initializers(self) -> list:
+        return []
+
+    def get_providers(self) -> list:
+        return list(self._providers)
+
+    def get_session_options(self) -> SessionOptions:
+        return self._options
+
+    def get_modelmeta(self) -> ModelMetadata:
+        m = self._model
+        return ModelMetadata(m.producer_name, m.graph.name, m.domain, m.doc_string,
+                             m.graph.doc_string, int(m.model_version),
+                             {p.key: p.value for p in m.metadata_props})
+
+    @property
+    def input_names(self) -> list:
+        return [s.name for s in self._inputs]
+
+    @property
+    def output_names(self) -> list:
+        return [s.name for s in self._outputs]
+
+    def run(self, output_names, input_feed, run_options=None) -> list:
+        """ORT's run: ``output_names`` None (or empty) for all outputs in the model's order;
+        ``input_feed`` {input name: array}. Returns a list of NumPy arrays."""
+        wanted = self._wanted(output_names)
+        feeds = self._feeds(input_feed)
+        plan = self._plan_for(feeds)
+        return plan.run(wanted, {n: a for n, a in feeds.items() if n not in self.constants})
+
+    def plan_cache_info(self) -> PlanCacheInfo:
+        return PlanCacheInfo(self._hits, self._misses, self._evictions, len(self._plans),
+                             self._bound)
+
+    def describe(self) -> str:
+        """The DML graph of the most recent plan (``dmlsim lower``)."""
+        if self.last_plan is None:
+            fail(dml.E_INVALIDARG, f"describe: {self._what} has dynamic dimensions "
+                                   f"({self._dynamic()}); run it once, or pin them with "
+                                   "SessionOptions.add_free_dimension_override_by_name")
+        return self.last_plan.describe()
+
+    @property
+    def lowering(self):
+        return None if self.last_plan is None else self.last_plan.lowering
+
+    def __repr__(self):
+        ins = ", ".join(f"{a.name}: {a.type} {a.shape}" for a in self.get_inputs())
+        outs = ", ".join(f"{a.name}: {a.type} {a.shape}" for a in self.get_outputs())
+        plans = "; ".join(", ".join(f"{n}{list(s)}" for n, s, _ in key[0])
+                          for key in self._plans) or "none yet"
+        return (f"<dmlsim.onnx.InferenceSession {self._what}\n  inputs: {ins}\n"
+                f"  outputs: {outs}\n  plans ({len(self._plans)} of {self._bound}): {plans}>")
+
+    # ---- feeds ------------------------------------------------------------------------------
+    def _dynamic(self) -> str:
+        names = sorted({str(d.param or "?") for s in self._inputs for d in (s.dims or ())
+                        if d.value is None})
+        return ", ".join(f"'{n}'" for n in names) or "an input without a shape"
+
+    def _wanted(self, output_names) -> list:
+        if output_names is None or (isinstance(output_names, (list, tuple)) and
+                                    not output_names):
+            return self.output_names
+        if isinstance(output_names, str) or not isinstance(output_names, (list, tuple)):
+            fail(dml.E_INVALIDARG, f"run: output_names is {output_names!r}; a list of output "
+                                   "names or None")
+        known = set(self.output_names)
+        for n in output_names:
+            if n not in known:
+                fail(dml.E_INVALIDARG, f"run: invalid output name {n!r} (INVALID_ARGUMENT); "
+                                       f"outputs: {', '.join(self.output_names)}")
+        return list(output_names)
+
+    def _feeds(self, input_feed) -> dict:
+        if not isinstance(input_feed, dict):
+            fail(dml.E_INVALIDARG, f"run: input_feed is a {type(input_feed).__name__}; a dict "
+                                   "{input name: array}")
+        known = {s.name: s for s in self._inputs}
+        for n in input_feed:
+            if n not in known:
+                fail(dml.E_INVALIDARG, f"run: invalid input name {n!r} (INVALID_ARGUMENT); "
+                                       f"inputs: {', '.join(known)}")
+        missing = [n for n in known if n not in input_feed]
+        if missing:
+            fail(dml.E_INVALIDARG, f"run: required inputs {missing} are missing from the input "
+                                   f"feed ({sorted(input_feed)})")
+        feeds, bound = {}, {}
+        for name, spec in known.items():
+            feeds[name] = a = self._array(spec, input_feed[name])
+            for k, d in enumerate(spec.dims or ()):
+                if d.value is not None and a.shape[k] != d.value:
+                    fail(dml.E_INVALIDARG, f"run: invalid dimensions for input '{name}': index "
+                                           f"{k} got {a.shape[k]}, expected {d.value} (shape "
+                                           f"{list(a.shape)}, model {spec.shape()})")
+                if d.param:
+                    first = bound.setdefault(d.param, (a.shape[k], name))
+                    if first[0] != a.shape[k]:
+                        fail(dml.E_INVALIDARG, f"run: dimension '{d.param}' is {first[0]} in "
+                                               f"input '{first[1]}' and {a.shape[k]} in "
+                                               f"input '{name}'")
+        return feeds
+
+    @staticmethod
+    def _array(spec, value):
+        want = spec.dtype
+        if value is None:
+            fail(dml.E_INVALIDARG, f"run: input '{spec.name}' is None; an array of "
+                                   f"{onnx_model.type_string(spec.elem_type)}")
+        if isinstance(value, np.ndarray):
+            a = value
+        else:  # a list or scalar takes the input's type, as ORT converts it
+            try:
+                a = np.asarray(value, dtype=want)
+            except (TypeError, ValueError, OverflowError) as e:
+                fail(dml.E_INVALIDARG, f"run: input '{spec.name}' cannot be read as "
+                                       f"{onnx_model.type_string(spec.elem_type)}: {e}")
+        if want is not None and a.dtype != want:
+            given = onnx_model.type_string(_elem_type(a.dtype))
+            fail(dml.E_INVALIDARG, f"run: input '{spec.name}' has element type {given}; the "
+                                   f"model expects {onnx_model.type_string(spec.elem_type)} "
+                                   "(nothing is cast)")
+        if spec.dims is not None and a.ndim != len(spec.dims):
+            fail(dml.E_INVALIDARG, f"run: invalid rank for input '{spec.name}': got {a.ndim} "
+                                   f"(shape {list(a.shape)}), expected {len(spec.dims)} "
+                                   f"(shape {spec.shape()})")
+        return a
+
+    # ---- plans ------------------------------------------------------------------------------
+    def _plan_for(self, feeds):
+        while True:
+            shapes = {n: a.shape for n, a in feeds.items() if n not in self.constants}
+            consts = {n: feeds[n] for n in sorted(self.constants)}
+            key = self._key(shapes, feeds, consts)
+            plan = self._plans.get(key)
+            if plan is not None:
+                self._plans.move_to_end(key)
+                self._hits += 1
+                self.last_plan = plan
+                return plan
+            try:
+                return self._plan(shapes, consts, feeds)
+            except NeedsConstant as e:
+                wanted = {n for n in (e.name, *e.inputs) if n in feeds} - self.constants
+                if not wanted:
+                    raise
+                self.constants |= wanted
+
+    @staticmethod
+    def _key(shapes, feeds, consts):
+        return (tuple((n, tuple(shapes[n]), feeds[n].dtype.str) for n in shapes),
+                tuple((n, a.shape, a.dtype.str, a.tobytes()) for n, a in consts.items()))
+
+    def _plan(self, shapes, consts, feeds=None):
+        model = onnx_model.specialize(self._model, shapes, consts)
+        fuse = self._options.graph_optimization_level != GraphOptimizationLevel.ORT_DISABLE_ALL
+        plan = self._plan_type(model, self.device, fuse=fuse)
+        if feeds is None:
+            feeds = {n: np.empty(0, s.dtype) for n in shapes for s in self._inputs
+                     if s.name == n}
+        key = self._key(shapes, feeds, consts)
+        self._misses += 1
+        self._plans[key] = plan
+        while len(self._plans) > self._bound:
+            self._plans.popitem(last=False)
+            self._evictions += 1
+        self.last_plan = plan
+        return plan
+
+
+def _elem_type(dtype) -> int:
+    from onnx import helper
+    try:
+        return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    except (KeyError, TypeError, ValueError):
+        return 0

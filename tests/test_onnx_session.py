@@ -1,0 +1,346 @@
+"""dmlsim.onnx.InferenceSession: ONNX Runtime's Python session API (written from ORT's API docs:
+NodeArg, SessionOptions, run), dynamic dimensions bound when the feeds arrive, one plan per
+input signature in a bounded LRU cache, and ORT's free-dimension overrides. Compared with ONNX
+Runtime's CPU provider on the same files."""
+import gc
+import importlib.util
+import json
+from pathlib import Path
+
+import jax
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import dmlsim as dml
+import dmlsim.onnx as donnx
+
+ort = pytest.importorskip("onnxruntime")
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("onnx_models", ROOT / "examples" / "onnx_models.py")
+models = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(models)
+LLM = ROOT / "tests" / "models" / "genai" / "llama-fp16"
+
+
+def _ort(model):
+    data = model if isinstance(model, (str, Path)) else model.SerializeToString()
+    return ort.InferenceSession(str(data) if isinstance(data, Path) else data,
+                                providers=["CPUExecutionProvider"])
+
+
+def _tiny(dims=("seq", 8), denotation=None):
+    """x [seq, 8] -> MatMul(w) -> Relu -> y, and a second output z = x + 1."""
+    w = numpy_helper.from_array(np.arange(64, dtype=np.float32).reshape(8, 8) / 64, "w")
+    one = numpy_helper.from_array(np.float32(1), "one")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(dims))
+    if denotation:
+        x.type.tensor_type.shape.dim[0].denotation = denotation
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["y"]),
+             helper.make_node("Add", ["x", "one"], ["z"])]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(dims)) for n in "yz"]
+    m = helper.make_model(helper.make_graph(nodes, "tiny", [x], outs, [w, one]),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    m.producer_name, m.model_version, m.doc_string = "dmlsim-tests", 7, "a tiny model"
+    helper.set_model_props(m, {"author": "dmlsim"})
+    return m
+
+
+def _rss_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / 2 ** 20
+
+
+# ---- dynamic dimensions -----------------------------------------------------------------------
+
+def test_a_transformer_with_symbolic_batch_and_seq_matches_onnx_runtime_at_three_shapes():
+    model = models.dynamic_transformer()
+    session, want = donnx.InferenceSession(model), _ort(model)
+    assert session.get_inputs()[0].shape == ["batch", "seq", 32]
+    rng = np.random.default_rng(4)
+    for shape in [(1, 5, 32), (2, 8, 32), (3, 13, 32)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        (got,) = session.run(None, {"x": x})
+        assert got.shape == shape and got.dtype == np.float32
+        np.testing.assert_allclose(got, want.run(None, {"x": x})[0], rtol=1e-4, atol=2e-5)
+    assert session.plan_cache_info() == donnx.PlanCacheInfo(0, 3, 0, 3, 16)
+
+
+def test_the_plan_cache_is_bounded_and_a_cached_shape_compiles_nothing():
+    opts = donnx.SessionOptions()
+    opts.plan_cache_size = 8
+    session = donnx.InferenceSession(_tiny(), opts)
+    compiles = []
+
+    def listen(event, duration, **kw):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(event)
+    x = np.ones((3, 8), np.float32)
+    for _ in range(3):  # the first run goes record by record, the second compiles the list
+        session.run(None, {"x": x})
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        (y, z) = session.run(None, {"x": x})
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert compiles == [] and session.plan_cache_info().hits == 3
+    np.testing.assert_array_equal(z, x + 1)
+    rss = {}
+    for n in range(1, 51):  # 50 lengths through a bound of 8 plans
+        session.run(None, {"x": np.full((n, 8), 0.5, np.float32)})
+        if n in (35, 50):
+            gc.collect()
+            rss[n] = _rss_mib()
+    info = session.plan_cache_info()
+    assert (info.currsize, info.maxsize) == (8, 8) and info.evictions == 50 - 8
+    # flat once the bound is reached: ~0.2 MiB a length (JAX's own tracing caches); each
+    # length kept ~3 MiB of copy programs for ever before the per-size programs were bounded
+    assert rss[50] - rss[35] < 12, rss
+
+
+def test_values_a_desc_needs_are_read_from_the_feeds_and_key_the_plan():
+    """A Reshape whose target is a graph input: read on the CPU, as the DML provider reads
+    it; each value gets its own plan."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])
+    s = helper.make_tensor_value_info("s", TensorProto.INT64, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    m = helper.make_model(helper.make_graph([helper.make_node("Reshape", ["x", "s"], ["y"])],
+                                            "r", [x, s], [y]))
+    session = donnx.InferenceSession(m)
+    a = np.arange(12, dtype=np.float32)
+    for target in ([3, 4], [4, 3], [3, 4], [2, -1]):
+        (got,) = session.run(None, {"x": a, "s": np.array(target, np.int64)})
+        np.testing.assert_array_equal(got, a.reshape(target))
+    assert session.constants == {"s"}
+    assert session.plan_cache_info()[:2] == (1, 3)
+
+
+# ---- ORT's API --------------------------------------------------------------------------------
+
+def test_sources_path_str_bytes_modelproto_and_external_data(tmp_path):
+    m = _tiny()
+    x = np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8)
+    want = _ort(m).run(None, {"x": x})
+    path = tmp_path / "tiny.onnx"
+    external = onnx.ModelProto()
+    external.CopyFrom(m)
+    onnx.external_data_helper.convert_model_to_external_data(
+        external, all_tensors_to_one_file=True, location="tiny.data", size_threshold=0)
+    onnx.save_model(external, str(path))
+    assert (tmp_path / "tiny.data").exists()
+    for source in (m, m.SerializeToString(), str(path), path):
+        got = donnx.InferenceSession(source).run(None, {"x": x})
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_node_args_metadata_and_repr():
+    session = donnx.InferenceSession(_tiny())
+    (i,) = session.get_inputs()
+    assert (i.name, i.type, i.shape) == ("x", "tensor(float)", ["seq", 8])
+    assert [(o.name, o.type, o.shape) for o in session.get_outputs()] == \
+        [("y", "tensor(float)", ["seq", 8]), ("z", "tensor(float)", ["seq", 8])]
+    ref = _ort(_tiny())
+    assert [(a.name, a.type, a.shape) for a in ref.get_inputs()] == [("x", "tensor(float)",
+                                                                       ["seq", 8])]
+    meta = session.get_modelmeta()
+    assert (meta.producer_name, meta.graph_name, meta.description, meta.version,
+            meta.custom_metadata_map) == ("dmlsim-tests", "tiny", "a tiny model", 7,
+                                          {"author": "dmlsim"})
+    text = repr(session)
+    assert "x: tensor(float) ['seq', 8]" in text and "plans (0 of 16): none yet" in text
+    session.run(None, {"x": np.ones((3, 8), np.float32)})
+    assert "plans (1 of 16): x[3, 8]" in repr(session)
+
+
+def test_output_selection_and_order():
+    session = donnx.InferenceSession(_tiny())
+    x = np.ones((2, 8), np.float32)
+    y, z = session.run(None, {"x": x})
+    z2, y2 = session.run(["z", "y"], {"x": x})
+    (z3,) = session.run(["z"], {"x": x})
+    np.testing.assert_array_equal(z, z2)
+    np.testing.assert_array_equal(z, z3)
+    np.testing.assert_array_equal(y, y2)
+    assert session.run([], {"x": x})[1].shape == (2, 8)
+
+
+@pytest.mark.parametrize("feed, words", [
+    ({"x": np.ones((2, 8), np.float64)}, ["'x'", "tensor(double)", "tensor(float)"]),
+    ({"x": np.ones((2, 8, 1), np.float32)}, ["rank", "'x'", "got 3", "expected 2"]),
+    ({"x": np.ones((2, 5), np.float32)}, ["'x'", "index 1 got 5, expected 8"]),
+    ({}, ["required inputs ['x'] are missing"]),
+    ({"x": np.ones((2, 8), np.float32), "q": np.ones(1)}, ["invalid input name 'q'"]),
+    ({"x": None}, ["input 'x' is None"]),
+    ("x", ["input_feed is a str"]),
+])
+def test_wrong_feeds_are_invalid_arguments_naming_the_input(feed, words):
+    session = donnx.InferenceSession(_tiny())
+    with pytest.raises(dml.HResultError) as e:
+        session.run(None, feed)
+    assert e.value.hresult == dml.E_INVALIDARG
+    assert all(w in e.value.message for w in words), e.value.message
+    assert session.plan_cache_info().misses == 0  # nothing was planned
+
+
+def test_wrong_output_names_and_lists_converted_as_ort_converts_them():
+    session = donnx.InferenceSession(_tiny())
+    x = [[0.5] * 8]  # a list takes the input's element type, as in ORT
+    assert session.run(["y"], {"x": x})[0].dtype == np.float32
+    for names in (["q"], "y", [3]):
+        with pytest.raises(dml.HResultError) as e:
+            session.run(names, {"x": x})
+        assert e.value.hresult == dml.E_INVALIDARG
+
+
+def test_free_dimension_overrides_by_name_and_by_denotation_plan_up_front():
+    for how in ("name", "denotation"):
+        opts = donnx.SessionOptions()
+        if how == "name":
+            opts.add_free_dimension_override_by_name("seq", 4)
+            model = _tiny()
+        else:
+            opts.add_free_dimension_override_by_denotation("DATA_BATCH", 4)
+            model = _tiny(denotation="DATA_BATCH")
+        session = donnx.InferenceSession(model, opts)
+        assert session.get_inputs()[0].shape == [4, 8]
+        assert session.plan_cache_info().misses == 1  # planned in the constructor
+        assert "DML_OPERATOR_GEMM" in session.describe()
+        session.run(None, {"x": np.ones((4, 8), np.float32)})
+        assert session.plan_cache_info()[:2] == (1, 1)
+        with pytest.raises(dml.HResultError) as e:
+            session.run(None, {"x": np.ones((3, 8), np.float32)})
+        assert "index 0 got 3, expected 4" in e.value.message
+    for bad in (0, -1, 2.0, "4", True, None):
+        with pytest.raises(dml.HResultError) as e:
+            donnx.SessionOptions().add_free_dimension_override_by_name("seq", bad)
+        assert e.value.hresult == dml.E_INVALIDARG and "dim_value" in e.value.message
+
+
+def test_graph_optimization_level_and_config_entries():
+    opts = donnx.SessionOptions()
+    opts.graph_optimization_level = donnx.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.add_session_config_entry("dmlsim.plan_cache_size", "2")
+    opts.add_free_dimension_override_by_name("seq", 2)
+    session = donnx.InferenceSession(_tiny(), opts)
+    assert session.plan_cache_info().maxsize == 2
+    assert "ACTIVATION_RELU" in session.describe()  # not fused into the GEMM
+    opts2 = donnx.SessionOptions()
+    opts2.add_free_dimension_override_by_name("seq", 2)
+    assert "ACTIVATION_RELU" not in donnx.InferenceSession(_tiny(), opts2).describe()
+    assert opts.get_session_config_entry("dmlsim.plan_cache_size") == "2"
+    with pytest.raises(dml.HResultError):
+        opts.add_session_config_entry("dmlsim.plan_cache_size", "0")
+
+
+def test_a_dynamic_model_describes_its_last_plan():
+    session = donnx.InferenceSession(_tiny())
+    with pytest.raises(dml.HResultError) as e:
+        session.describe()
+    assert "dynamic dimensions ('seq')" in e.value.message
+    session.run(None, {"x": np.ones((5, 8), np.float32)})
+    assert "inputs: x [5, 8] float32" in session.describe()
+
+
+@pytest.mark.parametrize("data", [b"", b"hello, this is text\n", b"\x89PNG\r\n\x1a\n" + bytes(40)])
+def test_files_that_are_not_models_are_invalid_arguments(tmp_path, data):
+    path = tmp_path / "broken.onnx"
+    path.write_bytes(data)
+    for source in (path, data):
+        with pytest.raises(dml.HResultError) as e:
+            donnx.InferenceSession(source)
+        assert e.value.hresult == dml.E_INVALIDARG
+    with pytest.raises(dml.HResultError) as e:
+        donnx.InferenceSession(tmp_path / "missing.onnx")
+    assert "no such file" in e.value.message
+    with pytest.raises(dml.HResultError):
+        donnx.InferenceSession(_tiny().SerializeToString()[:-9])
+
+
+# ---- a language model built for DirectML by onnxruntime-genai's builder ------------------------
+
+def _llm_feeds(tokens, past=0, heads=2, head_size=16):
+    t = len(tokens)
+    feeds = {"input_ids": np.array([tokens], np.int64),
+             "attention_mask": np.ones((1, past + t), np.int64),
+             "position_ids": np.arange(past, past + t, dtype=np.int64)[None]}
+    for layer in range(2):
+        for kv in ("key", "value"):
+            feeds[f"past_key_values.{layer}.{kv}"] = np.zeros((1, heads, past, head_size),
+                                                              np.float16)
+    return feeds
+
+
+def test_a_genai_llm_for_directml_gets_through_its_dynamic_shapes_to_the_first_contrib_node():
+    """tests/models/genai/llama-fp16 (tools/make_tiny_llm.py): every input is dynamic
+    (batch_size, sequence_length, total_sequence_length, past_sequence_length). The shapes path
+    binds them and lowers the attention-mask arithmetic (ReduceSum, Sub, Cast, Shape, Gather)
+    until the first node of ONNX Runtime's contrib set, which the contrib issue lowers."""
+    config = json.loads((LLM / "genai_config.json").read_text())
+    assert config["model"]["decoder"]["num_key_value_heads"] == 2
+    session = donnx.InferenceSession(LLM / "model.onnx")
+    assert session.get_inputs()[0].shape == ["batch_size", "sequence_length"]
+    feeds = _llm_feeds([0, 5, 7, 9])
+    logits = _ort(LLM / "model.onnx").run(["logits"], feeds)[0]
+    assert logits.shape == (1, 4, 320)
+    with pytest.raises(dml.HResultError) as e:
+        session.run(None, feeds)
+    assert e.value.hresult == dml.E_NOTIMPL
+    assert e.value.message == (
+        "dmlsim.onnx: node 9 '/model/layers.0/input_layernorm/LayerNorm' "
+        "(SimplifiedLayerNormalization): no lowering in dmlsim.onnx for "
+        "SimplifiedLayerNormalization")
+
+
+# ---- Gather with scalar indices (the silero-vad regression) ----------------------------------
+
+def _node_vs_reference(op, data, idx, **attrs):
+    node = helper.make_node(op, ["x", "i"], ["y"], **attrs)
+    (got,) = donnx.Backend.run_node(node, [data, idx])
+    vi = [helper.make_tensor_value_info("x", TensorProto.FLOAT, data.shape),
+          helper.make_tensor_value_info("i", TensorProto.INT64, idx.shape)]
+    model = helper.make_model(helper.make_graph(
+        [node], "g", vi, [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)]))
+    (want,) = ReferenceEvaluator(model).run(None, {"x": data, "i": idx})
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_gather_with_a_scalar_index(axis):
+    data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    _node_vs_reference("Gather", data, np.array(1, np.int64), axis=axis)
+    _node_vs_reference("Gather", data, np.array(-1, np.int64), axis=axis)
+
+
+def test_scalar_results_of_gather_gather_elements_and_gather_nd():
+    v = np.arange(5, dtype=np.float32) * 1.5
+    _node_vs_reference("Gather", v, np.array(-2, np.int64))          # -> a scalar
+    _node_vs_reference("GatherElements", v, np.array([3], np.int64))
+    _node_vs_reference("GatherND", v, np.array([3], np.int64))       # -> a scalar
+    _node_vs_reference("GatherND", np.arange(24, dtype=np.float32).reshape(2, 3, 4),
+                       np.array([1, 2], np.int64))
+
+
+def test_a_scalar_gather_inside_an_if_branch():
+    """silero-vad's form: an If on a runtime condition whose branch gathers one row of a
+    3-D state with a scalar index."""
+    idx = numpy_helper.from_array(np.array(1, np.int64), "one")
+
+    def branch(name, axis):
+        return helper.make_graph([helper.make_node("Gather", ["state", "one"], [name],
+                                                   axis=axis)], name, [],
+                                 [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=branch("t", 0),
+                            else_branch=branch("e", 0))
+    vi = [helper.make_tensor_value_info("state", TensorProto.FLOAT, [2, "b", 4]),
+          helper.make_tensor_value_info("c", TensorProto.BOOL, [])]
+    model = helper.make_model(helper.make_graph(
+        [node], "g", vi, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [idx]),
+        opset_imports=[helper.make_opsetid("", 15)])
+    state = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (got,) = donnx.InferenceSession(model).run(None, {"state": state, "c": np.array(True)})
+    np.testing.assert_array_equal(got, state[1])
