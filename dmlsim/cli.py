@@ -11,7 +11,7 @@ import jsonschema
 
 from . import info
 from ._core import config, registry
-from ._core.hresult import HResultError
+from ._core.hresult import E_INVALIDARG, HResultError
 from ._pythonic.dxdispatch import load, run_model
 from ._pythonic.dxdispatch_parse import ModelError
 from ._schema.operators_generated import OPERATORS
@@ -52,11 +52,25 @@ def _dispatch(args) -> int:
 
 def _onnx_session(args):
     from . import onnx as donnx  # lazily: onnx is an optional dependency (the [onnx] extra)
-    return donnx.prepare(args.model, feature_level=args.feature_level)
+    opts = donnx.SessionOptions()
+    for item in args.dim or []:
+        name, _, value = item.partition("=")
+        if not value.strip().isdigit():
+            raise HResultError(E_INVALIDARG, f"--dim {item!r}: give NAME=SIZE, e.g. batch=1")
+        opts.add_free_dimension_override_by_name(name, int(value))
+    return donnx.prepare(args.model, feature_level=args.feature_level, sess_options=opts)
 
 
 def _lower(args) -> int:
-    print(_onnx_session(args).describe())
+    session = _onnx_session(args)
+    if session.last_plan is None:
+        dims = [a for a in session.get_inputs() if any(not isinstance(d, int)
+                                                       for d in (a.shape or [None]))]
+        names = sorted({str(d) for a in dims for d in (a.shape or []) if not isinstance(d, int)})
+        raise HResultError(E_INVALIDARG, "the model has dynamic dimensions "
+                           f"({', '.join(names) or 'inputs without shapes'}); give each a size "
+                           "with --dim NAME=SIZE (ONNX Runtime's free-dimension override)")
+    print(session.describe())
     return 0
 
 
@@ -89,7 +103,7 @@ def _hello(args) -> int:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="dmlsim", description="DirectML without Windows")
     sub = p.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("dispatch", help="run a DxDispatch JSON model")
+    d = sub.add_parser("dispatch", help="run a DxDispatch JSON model (or an .onnx file)")
     d.add_argument("model")
     d.add_argument("-o", "--output-path", default=".",
                    help="folder that writeFile targets are relative to (default: .)")
@@ -99,6 +113,8 @@ def main(argv=None) -> int:
         c = sub.add_parser(name, help=text)
         c.add_argument("model")
         c.add_argument("--feature-level", help="emulate this DML_FEATURE_LEVEL, e.g. 5_1")
+        c.add_argument("--dim", action="append", metavar="NAME=SIZE",
+                       help="fix a symbolic dimension (ONNX Runtime's free-dimension override)")
         if name == "run":
             c.add_argument("--input", action="append", metavar="NAME=FILE.npy")
             c.add_argument("--output", metavar="DIR", help="save each output as DIR/NAME.npy")

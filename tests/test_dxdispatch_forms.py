@@ -185,7 +185,6 @@ def test_write_file_and_print_formatting(tmp_path):
 
 
 @pytest.mark.parametrize("kind,what", [("hlsl", "HLSL compute shaders"),
-                                       ("onnx", "ONNX models (see dmlsim.onnx)"),
                                        ("dmlSerializedGraph",
                                         "serialized graphs and other non-operator types")])
 def test_dispatchables_dmlsim_cannot_run_are_named(tmp_path, kind, what):
@@ -195,7 +194,7 @@ def test_dispatchables_dmlsim_cannot_run_are_named(tmp_path, kind, what):
     with pytest.raises(ModelError) as e:
         dxdispatch.load(path)
     assert str(e.value) == (f"dispatchable 'd': type '{kind}' is not supported by dmlsim "
-                            f"({what}); dmlsim runs DirectML operator dispatchables")
+                            f"({what}); dmlsim runs DirectML operator and ONNX dispatchables")
 
 
 @pytest.mark.parametrize("resource,message", [

@@ -116,3 +116,16 @@ def test_cli_lower_and_run(tmp_path, capsys):
                      str(tmp_path)]) == 0
     y = np.load(tmp_path / "y.npy")
     np.testing.assert_allclose(y.sum(axis=1), np.ones(8), rtol=1e-5)
+
+
+def test_cli_lower_and_run_a_model_with_dynamic_dimensions(tmp_path, capsys):
+    path = tmp_path / "dyn.onnx"
+    onnx.save(models.dynamic_transformer(), path)
+    assert cli.main(["lower", str(path)]) == 1
+    assert "dynamic dimensions (batch, seq); give each a size with --dim NAME=SIZE" in \
+        capsys.readouterr().err
+    assert cli.main(["lower", str(path), "--dim", "batch=1", "--dim", "seq=4"]) == 0
+    assert "inputs: x [1, 4, 32] float32" in capsys.readouterr().out
+    np.save(tmp_path / "x.npy", np.ones((2, 3, 32), np.float32))
+    assert cli.main(["run", str(path), "--input", f"x={tmp_path / 'x.npy'}"]) == 0
+    assert "y: float32 [2, 3, 32]" in capsys.readouterr().out

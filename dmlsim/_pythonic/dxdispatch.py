@@ -11,8 +11,11 @@ own ``bindings``), then the commands in order: ``dispatch``, ``print`` (DxDispat
 formatting: C++ stream defaults, ``%g`` for floats, the initial values' element count) and
 ``writeFile`` (.npy with ``dimensions``, other extensions raw bytes).
 
-HLSL, ONNX and serialized-graph dispatchables are refused at load with the dispatchable's name
-and type. Where DxDispatch prints UINT8/INT8 values as characters (``operator<<`` of a char
+ONNX dispatchables (``"type": "onnx"``, and an ``.onnx`` file given in place of a JSON model,
+as DxDispatch takes one) run through a ``dmlsim.onnx`` InferenceSession on the same DML device
+(``dxdispatch_onnx``), with ``"deferred"`` resources taking their type, shape and values from
+the output bound to them. HLSL and serialized-graph dispatchables are refused at load with the
+dispatchable's name and type. Where DxDispatch prints UINT8/INT8 values as characters (``operator<<`` of a char
 type), dmlsim prints the numbers.
 """
 from __future__ import annotations
@@ -25,23 +28,34 @@ import numpy as np
 
 from .._api import public as dml
 from .._core import dtypes
+from .dxdispatch_onnx import OnnxDispatchable, deferred_type
 from .dxdispatch_parse import ModelError, enum_value, initial_values, load_text, operator_desc
 from .run import _buffer, _device, _submit, slots
 
 _SCHEMA = Path(__file__).with_name("dxdispatch_schema.json")
-_NOT_DML = {"hlsl": "HLSL compute shaders", "onnx": "ONNX models (see dmlsim.onnx)"}
+_NOT_DML = {"hlsl": "HLSL compute shaders"}
 
 
 def load(path) -> dict:
-    """Read and check a model file; relative file paths in it resolve against its folder."""
+    """Read and check a model file; relative file paths in it resolve against its folder. An
+    ``.onnx`` file is DxDispatch's shorthand: one ONNX dispatchable, dispatched once with no
+    bindings."""
+    if str(path).lower().endswith(".onnx"):
+        name = Path(path).stem
+        return {"resources": {}, "commands": [{"type": "dispatch", "dispatchable": name,
+                                                "bindings": {}}],
+                "dispatchables": {name: {"type": "onnx", "sourcePath": Path(path).name}},
+                "$base": str(Path(path).resolve().parent)}
     model = load_text(path)
     jsonschema.validate(model, json.loads(_SCHEMA.read_text()))
     for name, spec in model["dispatchables"].items():
         kind = str(spec["type"])
+        if kind.lower() == "onnx":
+            continue
         if kind.lower() in _NOT_DML or not (kind.startswith("DML_OPERATOR_") or "desc" in spec):
             what = _NOT_DML.get(kind.lower(), "serialized graphs and other non-operator types")
             raise ModelError(f"dispatchable '{name}': type '{kind}' is not supported by dmlsim "
-                             f"({what}); dmlsim runs DirectML operator dispatchables")
+                             f"({what}); dmlsim runs DirectML operator and ONNX dispatchables")
     model["$base"] = str(Path(path).resolve().parent)
     return model
 
@@ -49,6 +63,14 @@ def load(path) -> dict:
 class _Resource:
     def __init__(self, name, spec, base, d3d, cl):
         self.name = name
+        self.is_deferred = spec["initialValues"] == "deferred"
+        self.deferred = None  # the array an ONNX output resolved a deferred resource to
+        if self.is_deferred:
+            self.data, self.data_type, self.size, self.buffer = b"", 0, 0, None
+            return
+        if isinstance(spec["initialValues"], str):
+            raise ModelError(f"resource '{name}': The 'initialValuesDataType' only supports "
+                             "deferred")
         self.data, self.data_type = initial_values(spec, base)
         offset = int(spec.get("initialValuesOffsetInBytes", 0))
         size = int(spec["sizeInBytes"]) if "sizeInBytes" in spec else \
@@ -67,6 +89,14 @@ class _Resource:
     @property
     def itemsize(self):
         return dtypes.numpy_dtype(self.data_type).itemsize if self.data_type else 1
+
+    def resolve(self, value: np.ndarray) -> None:
+        """A deferred resource becomes an ONNX output: its type, shape and values."""
+        self.deferred = np.ascontiguousarray(value.astype(np.uint8) if value.dtype == np.bool_
+                                             else value)
+        self.data_type = deferred_type(value)
+        self.data = self.deferred.tobytes()
+        self.size = len(self.data)
 
 
 class _Dispatchable:
@@ -117,6 +147,9 @@ def _source(value, resources, where):
     res = resources.get(value["name"])
     if res is None:
         raise ModelError(f"{where}: no resource named '{value['name']}'")
+    if res.is_deferred:
+        raise ModelError(f"{where}: resource '{res.name}' is deferred; only ONNX dispatchables "
+                         "bind deferred resources")
     size = int(value.get("elementSizeInBytes") or res.itemsize)
     offset = int(value.get("elementOffset", 0)) * size
     if offset >= res.size:
@@ -143,10 +176,34 @@ class _Runner:
         self.resources = {n: _Resource(n, s, base, self.d3d, self.cl)
                           for n, s in model.get("resources", {}).items()}
         self.flush()
-        self.dispatchables = {n: _Dispatchable(n, s, self.dev)
-                              for n, s in model["dispatchables"].items()}
+        self.dispatchables = {
+            n: OnnxDispatchable(n, s, base, self.dev) if str(s["type"]).lower() == "onnx"
+            else _Dispatchable(n, s, self.dev) for n, s in model["dispatchables"].items()}
         for d in self.dispatchables.values():
-            self.initialize(d)
+            if isinstance(d, _Dispatchable):
+                self.initialize(d)
+
+    def resource(self, name, where):
+        res = self.resources.get(name)
+        if res is None:
+            raise ModelError(f"{where}: no resource named '{name}'")
+        return res
+
+    def upload(self, res, raw: np.ndarray) -> None:
+        """Write ``raw`` bytes at the start of ``res``'s DEFAULT buffer (UPLOAD + copy)."""
+        up = _buffer(self.d3d, max(4, (raw.size + 3) // 4 * 4), 2)
+        up.Map(0, None)[:raw.size] = raw
+        up.Unmap(0, None)
+        self.cl.CopyBufferRegion(res.buffer, 0, up, 0, raw.size // 4 * 4)
+        self.flush()
+        if raw.size % 4:  # a copy moves 4-byte words: the tail through a read-modify-write
+            tail = raw.size // 4 * 4
+            old = np.frombuffer(self.download(res.name), np.uint8).copy()
+            old[tail:raw.size] = raw[tail:]
+            up.Map(0, None)[:4] = old[tail:tail + 4]
+            up.Unmap(0, None)
+            self.cl.CopyBufferRegion(res.buffer, tail, up, 0, 4)
+            self.flush()
 
     def flush(self):
         _submit(self.st, self.cl, self.alloc)
@@ -186,6 +243,9 @@ class _Runner:
         d = self.dispatchables.get(command["dispatchable"])
         if d is None:
             raise ModelError(f"dispatch: no dispatchable named '{command['dispatchable']}'")
+        if isinstance(d, OnnxDispatchable):
+            d.dispatch(self, command)
+            return
         table, props = self.table(d.compiled)
         if d.persistent is not None:
             table.BindPersistentResource(dml.DML_BINDING_DESC(
@@ -218,6 +278,11 @@ class _Runner:
         res = self.resources.get(name)
         if res is None:
             raise ModelError(f"no resource named '{name}'")
+        if res.is_deferred:
+            if res.deferred is None:
+                raise ModelError(f"resource '{name}' is deferred and no ONNX output has been "
+                                 "bound to it yet")
+            return res.data
         rb = _buffer(self.d3d, res.size, 3)
         self.cl.CopyResource(rb, res.buffer)
         self.flush()
