@@ -1,0 +1,232 @@
+"""Lowering rules for the operators of ONNX Runtime's contrib set that language models built
+for DirectML are made of (onnxruntime-genai's builder, ``-e dml``), onto DML operators as ONNX
+Runtime's DirectML provider builds them (its ``DmlOperator*.cpp``; described here in dmlsim's
+words). Same rule signature as ``onnx_rules``.
+
+- **SimplifiedLayerNormalization** (ONNX domain, version 1, as the provider registers it; RMS
+  normalization): MEAN_VARIANCE_NORMALIZATION2 with UseMean false over the axes from ``axis``;
+  a FLOAT16 input with a FLOAT32 scale (or the reverse) is CAST to FLOAT32 first, and the result
+  CAST to the scale's type, the output's. The inv_std_var output is not produced (the provider
+  takes the node only with one output).
+- **com.microsoft.SkipLayerNormalization / SkipSimplifiedLayerNormalization**: ELEMENT_WISE_ADD
+  of input and skip (and of the bias, read through zero strides), then
+  MEAN_VARIANCE_NORMALIZATION1 (MVN2 without the mean for the simplified form) over the last
+  axis with gamma (and beta); output 3, input_skip_bias_sum, is the sum. The mean and
+  inv_std_var outputs are not produced (the provider rejects the node when they are asked for).
+- **com.microsoft.RotaryEmbedding**: the input [B, S, hidden] read as [B, S, heads, 2, H/2]
+  (interleaved: [B, S, heads, H/2, 2]), SPLIT into its halves and JOINed swapped, multiplied by
+  a FILL_VALUE_SEQUENCE sign pair {-1, 1}; cos and sin rows GATHERed by position_ids ([B, S], or
+  a one-element offset added to a FILL_VALUE_SEQUENCE 0..S-1) and read through zero strides;
+  ``x * cos + rotated * sin``. Head size is twice the cache's last dimension; a 4-D input, a
+  ``rotary_embedding_dim`` other than the head size and a ``scale`` other than 1 are not taken
+  (the provider's kernel assumes neither).
+- **com.microsoft.GroupQueryAttention**: MULTIHEAD_ATTENTION1 with QueryHeadCount = num_heads
+  and KeyValueHeadCount = kv_num_heads, a causal RelativePositionBias, MaskFilterValue -10000;
+  FLOAT16 query, key and value are CAST to FLOAT32 and the outputs back (the provider does so:
+  attention overflows in half precision). The provider passes the past length per batch as
+  MULTIHEAD_ATTENTION1's PastSequenceLengthsTensor, whose page says "TBD"; dmlsim instead
+  reads ``seqlens_k`` on the CPU (a plan per value, like the other desc-field inputs), slices
+  the valid past out of past_key / past_value (which may be the larger shared buffer of
+  ``past_present_share_buffer``) as PastKey / PastValue, and JOINs the rest of a shared buffer
+  after the present keys and values, so present has ``max(past buffer, total_sequence_length)``
+  positions, as ONNX Runtime's kernels give it; past the total length present keeps the past
+  buffer's bytes, as the provider's aliased buffer does (ONNX Runtime's CPU kernel, whose
+  present is a buffer of its own, writes zeros there). Not taken (named): causal 0 (the provider's
+  own limit), packed QKV, per-batch lengths that differ, ``do_rotary``, ``softcap``,
+  ``local_window_size``, ``smooth_softmax``, and the attention_bias, head_sink, position_ids
+  and norm-weight inputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._api import public as dml
+from . import dmlx_functions as F
+from .dmlx_graph import Reinterpret
+from .dmlx_ops import make_node
+from .onnx_lower import Value, dml_type, fail, packed_strides
+from .onnx_rules import X
+
+F32 = dml.DML_TENSOR_DATA_TYPE_FLOAT32
+
+
+def _given(node, k):
+    return k < len(node.input) and node.input[k] != ""
+
+
+def _refuse(L, node, what):
+    fail(dml.E_NOTIMPL, f"{L.label(node)}: {what} is not lowered (the DML provider's kernel "
+                        "does not take it)")
+
+
+def _as(expr, dtype):
+    """``expr`` CAST to the DML type of numpy ``dtype`` (itself when it has that type)."""
+    want = dml_type(dtype)
+    return expr if expr.GetOutputDesc().dataType == want else F.Cast(expr, want)
+
+
+# ---- the LayerNorm family ---------------------------------------------------------------------
+
+def _normalize(L, x_expr, shape, dtype, scale, bias, axes, eps, use_mean):
+    """MVN (1, or 2 without the mean) of ``x_expr`` [``shape``] with ``scale`` (and ``bias``)
+    broadcast; computes in the wider of the input's and the scale's types, returns the scale's."""
+    compute = np.float32 if np.float32 in (np.dtype(dtype), scale.dtype) else dtype
+    es = _as(L.broadcast(scale, shape), compute)
+    eb = None if bias is None else _as(L.broadcast(bias, shape), compute)
+    y = F.MeanVarianceNormalization(_as(x_expr, compute), es, eb, axes, True, use_mean, eps)
+    return _as(y, scale.dtype)
+
+
+def _simplified_layernorm(L, node, ins, attrs, act):
+    x, scale = ins[0], ins[1]
+    if len(node.output) > 1 and any(node.output[1:]):
+        _refuse(L, node, "the inv_std_var output")
+    rank = len(x.shape)
+    axis = L.axis(attrs.get("axis", -1), rank)
+    y = _normalize(L, L.tensor(x), x.shape, x.dtype, scale, None, list(range(axis, rank)),
+                   float(attrs.get("epsilon", 1e-5)), False)
+    return L.new(y, x.shape, scale.dtype)
+
+
+def _skip_layernorm(simplified):
+    def rule(L, node, ins, attrs, act):
+        ins = list(ins) + [None] * 5
+        x, skip, gamma = ins[0], ins[1], ins[2]
+        beta, bias = (None, ins[3]) if simplified else (ins[3], ins[4])
+        if len(x.shape) not in (2, 3):
+            fail(dml.E_INVALIDARG, f"{L.label(node)}: input has shape {list(x.shape)}; "
+                                   "[batch, hidden] or [batch, sequence, hidden]")
+        if any(k < len(node.output) and node.output[k] for k in (1, 2)):
+            _refuse(L, node, "the mean / inv_std_var output")
+        total = X["Add"](L.tensor(x), L.broadcast(skip, x.shape))
+        if bias is not None:
+            total = X["Add"](total, L.broadcast(bias, x.shape))
+        y = _normalize(L, total, x.shape, x.dtype, gamma, beta, [len(x.shape) - 1],
+                       float(attrs.get("epsilon", 1e-12)), not simplified)
+        out = [L.new(y, x.shape, x.dtype), None, None]
+        if len(node.output) > 3 and node.output[3]:
+            out.append(L.new(X["Identity"](total), x.shape, x.dtype))
+        return out[:len(node.output)]
+    return rule
+
+
+# ---- RotaryEmbedding --------------------------------------------------------------------------
+
+def _rotary(L, node, ins, attrs, act):
+    x, pos, cos, sin = ins
+    if len(x.shape) != 3:
+        _refuse(L, node, f"a {len(x.shape)}-D input (the provider takes [B, S, hidden])")
+    if float(attrs.get("scale", 1.0)) != 1.0:
+        _refuse(L, node, "scale other than 1")
+    b, s, hidden = x.shape
+    half = cos.shape[-1]
+    hs = 2 * half
+    if int(attrs.get("rotary_embedding_dim", 0)) not in (0, hs):
+        _refuse(L, node, "rotary_embedding_dim other than the head size (partial rotation)")
+    if hidden % hs:
+        fail(dml.E_INVALIDARG, f"{L.label(node)}: hidden size {hidden} is not a multiple of "
+                               f"the head size {hs} (twice cos_cache's last dimension)")
+    if tuple(cos.shape) != tuple(sin.shape):
+        fail(dml.E_INVALIDARG, f"{L.label(node)}: cos_cache {list(cos.shape)} and sin_cache "
+                               f"{list(sin.shape)} differ")
+    n, maxpos = hidden // hs, cos.shape[0]
+    if s > maxpos:
+        _refuse(L, node, "a sequence longer than the cos/sin caches")
+    inter = bool(int(attrs.get("interleaved", 0)))
+    five = [b, s, n, half, 2] if inter else [b, s, n, 2, half]
+    pair = 4 if inter else 3
+    ex = L.view(x, five)
+    halves = F.Split(ex, pair, [1, 1])
+    rotated = F.Join([halves[1], halves[0]], pair)
+    graph = ex.graph
+    sign = F.FillValueSequence(graph, [2], dml_type(x.dtype), -1.0, 2.0)
+    sign_strides = [0, 0, 0, 0, 1] if inter else [0, 0, 0, 1, 0]
+    rotated = X["Multiply"](rotated, Reinterpret(sign, five, sign_strides))
+    if len(pos.shape) == 1 and pos.shape[0] == 1:   # an offset: offset + 0..S-1 per batch
+        seq = F.FillValueSequence(graph, [1, 1, 1, s], dml_type(pos.dtype), 0, 1)
+        idx = X["Add"](Reinterpret(seq, [1, 1, b, s], [0, 0, 0, 1]),
+                       L.view(pos, [1, 1, b, s], [0, 0, 0, 0]))
+    elif tuple(pos.shape) == (b, s):
+        idx = L.view(pos, [1, 1, b, s])
+    else:
+        fail(dml.E_INVALIDARG, f"{L.label(node)}: position_ids has shape {list(pos.shape)}; "
+                               f"[{b}, {s}] or [1] (an offset)")
+    trig = []
+    for cache in (cos, sin):
+        g = X["Gather"](L.view(cache, [1, 1, maxpos, half]), idx, Axis=2, IndexDimensions=2)
+        st = packed_strides([b, s, half])
+        strides = [st[0], st[1], 0, 1, 0] if inter else [st[0], st[1], 0, 0, 1]
+        trig.append(Reinterpret(g, five, strides))
+    y = X["Add"](X["Multiply"](ex, trig[0]), X["Multiply"](rotated, trig[1]))
+    return L.new(y, x.shape, x.dtype)
+
+
+# ---- GroupQueryAttention ----------------------------------------------------------------------
+
+_GQA_REFUSED = {7: "cos_cache (do_rotary)", 8: "sin_cache (do_rotary)", 9: "position_ids",
+                10: "attention_bias", 11: "head_sink", 14: "q_norm_weight",
+                15: "k_norm_weight"}
+
+
+def _gqa(L, node, ins, attrs, act):
+    ins = list(ins) + [None] * (16 - len(ins))
+    if int(attrs.get("causal", 1)) != 1:
+        _refuse(L, node, "causal 0")
+    for k, what in _GQA_REFUSED.items():
+        if _given(node, k):
+            _refuse(L, node, f"input {k} ({what})")
+    for name, default in (("do_rotary", 0), ("softcap", 0.0), ("local_window_size", -1),
+                          ("smooth_softmax", 0)):
+        if attrs.get(name, default) != default:
+            _refuse(L, node, f"{name} {attrs[name]}")
+    q, k, v, pk, pv = ins[:5]
+    if k is None or v is None:
+        _refuse(L, node, "packed QKV (no key and value inputs)")
+    n, kvn = int(attrs["num_heads"]), int(attrs["kv_num_heads"])
+    b, s = q.shape[:2]
+    hs = q.shape[2] // n
+    lens = L.constant(node.input[5], node, "seqlens_k").astype(np.int64).reshape(-1) + 1
+    total_input = int(L.constant(node.input[6], node, "total_sequence_length").reshape(-1)[0])
+    if lens.size != b or len(set(lens.tolist())) != 1:
+        _refuse(L, node, f"seqlens_k {(lens - 1).tolist()} (per-batch lengths that differ)")
+    total = int(lens[0])
+    past = total - s
+    buf = 0 if pk is None else pk.shape[2]
+    if past < 0 or past > buf:
+        fail(dml.E_INVALIDARG, f"{L.label(node)}: seqlens_k gives {total} positions for "
+                               f"{s} new ones and a past buffer of {buf}")
+    present = max(buf, total_input, total)
+    wide = np.float32 if q.dtype == np.float16 else q.dtype
+    tensors = {"QueryTensor": _as(L.tensor(q), wide), "KeyTensor": _as(L.tensor(k), wide),
+               "ValueTensor": _as(L.tensor(v), wide)}
+    if past:
+        for field, p in (("PastKeyTensor", pk), ("PastValueTensor", pv)):
+            tensors[field] = _as(F.Slice(L.tensor(p), [0, 0, 0, 0],
+                                         [b, kvn, past, p.shape[3]], [1, 1, 1, 1]), wide)
+    allowed = np.arange(total)[None, :] <= np.arange(s)[:, None] + past
+    mask = Value((s, total), np.dtype(wide), np.where(allowed, 0, -np.inf).astype(wide))
+    tensors["RelativePositionBiasTensor"] = L.broadcast(mask, (b, n, s, total))
+    fields = {"Scale": float(attrs.get("scale", 1.0 / np.sqrt(hs))), "MaskFilterValue": -10000.0,
+              "QueryHeadCount": n, "KeyValueHeadCount": kvn,
+              "MaskType": dml.DML_MULTIHEAD_ATTENTION_MASK_TYPE_NONE}
+    y, pres_k, pres_v = make_node(node.op_type, "MULTIHEAD_ATTENTION1", tensors, fields,
+                                  graph=L.graph, want=("OutputPresentKeyTensor",
+                                                       "OutputPresentValueTensor"))
+    out = [L.new(_as(y, q.dtype), (b, s, n * hs), q.dtype)]
+    for pres, p in ((pres_k, pk), (pres_v, pv)):
+        pres = _as(pres, q.dtype)
+        if present > total:
+            if p is None or buf < present:
+                _refuse(L, node, f"total_sequence_length {total_input} beyond the past buffer")
+            tail = F.Slice(L.tensor(p), [0, 0, total, 0],
+                           [b, kvn, present - total, p.shape[3]], [1, 1, 1, 1])
+            pres = F.Join([pres, tail], 2)
+        out.append(L.new(pres, (b, kvn, present, hs), q.dtype))
+    return out[:len(node.output)]
+
+
+RULES = {"SimplifiedLayerNormalization": _simplified_layernorm,
+         "com.microsoft.SkipLayerNormalization": _skip_layernorm(False),
+         "com.microsoft.SkipSimplifiedLayerNormalization": _skip_layernorm(True),
+         "com.microsoft.RotaryEmbedding": _rotary,
+         "com.microsoft.GroupQueryAttention": _gqa}

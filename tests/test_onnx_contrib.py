@@ -1,0 +1,230 @@
+"""ONNX Runtime's contrib operators that DirectML language models are made of, lowered onto DML
+operators as the DML provider lowers them (``onnx_rules_contrib``): one-node models over the
+provider's variants, FLOAT32 and FLOAT16, against ONNX Runtime's CPU provider on the same
+file (FLOAT32 within 1e-4 and FLOAT16 within 1e-2 of the output's largest magnitude), the
+variants the provider does not take refused by name, and the tiny genai LLM for DirectML
+(prefill and decode, with and without the shared KV buffer) against ONNX Runtime."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import dmlsim as dml
+import dmlsim.onnx as donnx
+
+ort = pytest.importorskip("onnxruntime")
+
+LLM = Path(__file__).resolve().parent / "models" / "genai" / "llama-fp16" / "model.onnx"
+TOL = {np.float32: 1e-4, np.float16: 1e-2}
+MS = "com.microsoft"
+
+
+def _model(node, inputs, outputs, opset=17, out_dtype=None):
+    vi = helper.make_tensor_value_info
+    ins = [vi(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape) for n, a in inputs.items()]
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(out_dtype or next(iter(inputs.values())).dtype))
+    outs = [vi(n, elem, None) for n in outputs]
+    return helper.make_model(helper.make_graph([node], "contrib", ins, outs),
+                             opset_imports=[helper.make_opsetid("", opset),
+                                            helper.make_opsetid(MS, 1)])
+
+
+def _check(node, inputs, outputs, dtype, out_dtype=None, valid=None):
+    """Run both; ``valid`` {output: slices} compares only part of an output."""
+    model = _model(node, inputs, outputs, out_dtype=out_dtype)
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, inputs)
+    got = donnx.InferenceSession(model).run(None, inputs)
+    for name, g, w in zip(outputs, got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype, (name, g.shape, w.shape)
+        if valid and name in valid:
+            g, w = g[valid[name]], w[valid[name]]
+        scale = float(np.abs(w.astype(np.float64)).max()) or 1.0
+        err = float(np.abs(g.astype(np.float64) - w.astype(np.float64)).max())
+        assert err <= TOL[dtype] * scale, (name, err, scale)
+    return got
+
+
+def _rand(rng, shape, dtype, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+# ---- the LayerNorm family ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("shape", [(2, 5, 16), (3, 8), (1, 2, 3, 8)])
+def test_simplified_layer_normalization(dtype, shape):
+    rng = np.random.default_rng(1)
+    inputs = {"x": _rand(rng, shape, dtype, 3.0), "scale": _rand(rng, shape[-1:], dtype)}
+    node = helper.make_node("SimplifiedLayerNormalization", ["x", "scale"], ["y"],
+                            epsilon=1e-6, axis=-1)
+    _check(node, inputs, ["y"], dtype)
+
+
+def test_simplified_layer_normalization_with_a_float32_scale_on_float16_data():
+    rng = np.random.default_rng(2)
+    inputs = {"x": _rand(rng, (2, 4, 8), np.float16), "scale": _rand(rng, (8,), np.float32)}
+    node = helper.make_node("SimplifiedLayerNormalization", ["x", "scale"], ["y"], axis=-1)
+    (y,) = _check(node, inputs, ["y"], np.float16, out_dtype=np.float32)
+    assert y.dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("simplified, bias, shape", [
+    (True, False, (2, 5, 16)), (True, True, (2, 5, 16)), (False, True, (3, 16)),
+    (False, False, (1, 4, 16))])
+def test_skip_layer_normalizations_and_their_sum_output(dtype, simplified, bias, shape):
+    rng = np.random.default_rng(3)
+    h = shape[-1]
+    inputs = {"x": _rand(rng, shape, dtype), "skip": _rand(rng, shape, dtype),
+              "gamma": _rand(rng, (h,), dtype)}
+    names = ["x", "skip", "gamma"]
+    if not simplified:
+        inputs["beta"] = _rand(rng, (h,), dtype)
+        names.append("beta")
+    if bias:
+        inputs["bias"] = _rand(rng, (h,), dtype)
+        names.append("bias")
+    op = "SkipSimplifiedLayerNormalization" if simplified else "SkipLayerNormalization"
+    node = helper.make_node(op, names, ["y", "", "", "sum"], domain=MS, epsilon=1e-5)
+    _check(node, inputs, ["y", "sum"], dtype)
+
+
+def test_skip_layer_normalization_mean_output_is_refused_by_name():
+    x = np.ones((2, 8), np.float32)
+    node = helper.make_node("SkipLayerNormalization", ["x", "x", "g"], ["y", "mean"],
+                            domain=MS, name="sln")
+    with pytest.raises(dml.HResultError) as e:
+        donnx.InferenceSession(_model(node, {"x": x, "g": x[0]}, ["y", "mean"]))
+    assert e.value.hresult == dml.E_NOTIMPL
+    assert "node 0 'sln' (SkipLayerNormalization): the mean / inv_std_var output" in \
+        e.value.message
+
+
+# ---- RotaryEmbedding --------------------------------------------------------------------------
+
+def _caches(max_pos, half, dtype):
+    freq = 1.0 / (10000 ** (np.arange(half) / half))
+    angles = np.arange(max_pos)[:, None] * freq[None, :]
+    return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("interleaved", [0, 1])
+@pytest.mark.parametrize("offset", [False, True])
+def test_rotary_embedding(dtype, interleaved, offset):
+    rng = np.random.default_rng(4)
+    b, s, n, hs = 2, 5, 3, 8
+    cos, sin = _caches(32, hs // 2, dtype)
+    pos = np.array([7], np.int64) if offset else rng.integers(0, 32, (b, s)).astype(np.int64)
+    inputs = {"x": _rand(rng, (b, s, n * hs), dtype), "pos": pos, "cos": cos, "sin": sin}
+    node = helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS,
+                            interleaved=interleaved)
+    _check(node, inputs, ["y"], dtype)
+
+
+def test_rotary_embedding_variants_the_provider_does_not_take_are_named():
+    cos, sin = _caches(8, 2, np.float32)
+    pos = np.zeros((1, 2), np.int64)
+    for x, attrs, words in ((np.ones((1, 2, 2, 4), np.float32), {}, "a 4-D input"),
+                            (np.ones((1, 2, 8), np.float32), {"scale": 0.5}, "scale"),
+                            (np.ones((1, 2, 8), np.float32), {"rotary_embedding_dim": 2},
+                             "rotary_embedding_dim")):
+        node = helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"],
+                                domain=MS, **attrs)
+        with pytest.raises(dml.HResultError) as e:
+            donnx.InferenceSession(_model(node, {"x": x, "pos": pos, "cos": cos, "sin": sin},
+                                          ["y"]))
+        assert e.value.hresult == dml.E_NOTIMPL and words in e.value.message
+
+
+# ---- GroupQueryAttention ----------------------------------------------------------------------
+
+def _gqa_inputs(rng, dtype, s, past, buf, n=4, kvn=2, hs=8, b=1):
+    return {"q": _rand(rng, (b, s, n * hs), dtype), "k": _rand(rng, (b, s, kvn * hs), dtype),
+            "v": _rand(rng, (b, s, kvn * hs), dtype),
+            "pk": _rand(rng, (b, kvn, buf, hs), dtype), "pv": _rand(rng, (b, kvn, buf, hs), dtype),
+            "seqlens": np.full((b,), past + s - 1, np.int32),
+            "total": np.array(past + s, np.int32)}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("s, past, buf, b", [(5, 0, 0, 2), (1, 5, 5, 2), (3, 4, 4, 1),
+                                             (4, 0, 12, 2), (1, 6, 12, 2)],
+                         ids=["prefill", "decode", "chunk", "shared-prefill", "shared-decode"])
+@pytest.mark.parametrize("kvn", [2, 4])
+def test_group_query_attention(dtype, s, past, buf, b, kvn):
+    """Present keys and values beyond the total length: ONNX Runtime's CPU kernel writes zeros
+    there (its present is a buffer of its own); under the DML provider present is the past
+    buffer (past_present_share_buffer aliases them), so that part keeps the past's bytes."""
+    rng = np.random.default_rng(5)
+    inputs = _gqa_inputs(rng, dtype, s, past, buf, kvn=kvn, b=b)
+    node = helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "seqlens",
+                                                    "total"], ["y", "present_k", "present_v"],
+                            domain=MS, num_heads=4, kv_num_heads=kvn)
+    total = past + s
+    head = (slice(None), slice(None), slice(0, total))
+    y, pk, pv = _check(node, inputs, ["y", "present_k", "present_v"], dtype,
+                       valid={"present_k": head, "present_v": head})
+    assert pk.shape == (b, kvn, max(buf, total), 8)
+    np.testing.assert_array_equal(pk[:, :, total:], inputs["pk"][:, :, total:])
+    np.testing.assert_array_equal(pv[:, :, total:], inputs["pv"][:, :, total:])
+
+
+def test_group_query_attention_variants_the_provider_does_not_take_are_named():
+    rng = np.random.default_rng(6)
+    inputs = _gqa_inputs(rng, np.float32, 2, 0, 0)
+    for attrs, words in (({"do_rotary": 1}, "do_rotary 1"), ({"softcap": 5.0}, "softcap"),
+                         ({"local_window_size": 2}, "local_window_size")):
+        node = helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "seqlens",
+                                                        "total"], ["y"], domain=MS, name="g",
+                                num_heads=4, kv_num_heads=2, **attrs)
+        with pytest.raises(dml.HResultError) as e:
+            donnx.InferenceSession(_model(node, inputs, ["y"])).run(None, inputs)
+        assert e.value.hresult == dml.E_NOTIMPL and words in e.value.message
+
+
+def test_group_query_attention_reads_seqlens_on_the_cpu_and_refuses_ragged_batches():
+    rng = np.random.default_rng(7)
+    inputs = _gqa_inputs(rng, np.float32, 1, 3, 8, b=2)
+    inputs["seqlens"] = np.array([3, 2], np.int32)
+    node = helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "seqlens",
+                                                    "total"], ["y"], domain=MS, num_heads=4,
+                            kv_num_heads=2)
+    session = donnx.InferenceSession(_model(node, inputs, ["y"]))
+    with pytest.raises(dml.HResultError) as e:
+        session.run(None, inputs)
+    assert "per-batch lengths that differ" in e.value.message
+    assert session.constants == {"seqlens", "total"}
+
+
+# ---- the tiny LLM built for DirectML ----------------------------------------------------------
+
+def _llm_feeds(tokens, past=0, buf=None, kv=None):
+    t = len(tokens)
+    feeds = {"input_ids": np.array([tokens], np.int64),
+             "attention_mask": np.ones((1, past + t), np.int64),
+             "position_ids": np.arange(past, past + t, dtype=np.int64)[None]}
+    for layer in range(2):
+        for i, name in enumerate(("key", "value")):
+            feeds[f"past_key_values.{layer}.{name}"] = kv[2 * layer + i] if kv else \
+                np.zeros((1, 2, buf or 0, 16), np.float16)
+    return feeds
+
+
+@pytest.mark.parametrize("buf", [None, 16], ids=["growing-kv", "shared-kv-buffer"])
+def test_the_genai_llm_prefill_and_decode_match_onnx_runtime(buf):
+    """tests/models/genai/llama-fp16 (tools/make_tiny_llm.py): logits and present KV of a
+    4-token prefill and a 1-token decode step, FLOAT16, against ONNX Runtime's CPU provider."""
+    session = donnx.InferenceSession(LLM)
+    ref = ort.InferenceSession(str(LLM), providers=["CPUExecutionProvider"])
+    feeds = _llm_feeds([0, 5, 7, 9], buf=buf)
+    for step in range(2):
+        got, want = session.run(None, feeds), ref.run(None, feeds)
+        for name, g, w in zip(session.output_names, got, want):
+            assert g.shape == w.shape and g.dtype == np.float16, name
+            err = np.abs(g.astype(np.float64) - w.astype(np.float64)).max()
+            assert err <= 1e-2 * np.abs(w.astype(np.float64)).max(), (step, name, err)
+        np.testing.assert_array_equal(got[0][0, -1].argmax(), want[0][0, -1].argmax())
+        feeds = _llm_feeds([int(want[0][0, -1].argmax())], past=4, kv=want[1:])
