@@ -15,7 +15,7 @@ import dmlsim.onnx as donnx
 
 ort = pytest.importorskip("onnxruntime")
 
-LLM = Path(__file__).resolve().parent / "models" / "genai" / "llama-fp16" / "model.onnx"
+GENAI = Path(__file__).resolve().parent / "models" / "genai"
 TOL = {np.float32: 1e-4, np.float16: 1e-2}
 MS = "com.microsoft"
 
@@ -213,12 +213,15 @@ def _llm_feeds(tokens, past=0, buf=None, kv=None):
     return feeds
 
 
+@pytest.mark.parametrize("folder", ["llama-fp16", "llama-int4"])
 @pytest.mark.parametrize("buf", [None, 16], ids=["growing-kv", "shared-kv-buffer"])
-def test_the_genai_llm_prefill_and_decode_match_onnx_runtime(buf):
-    """tests/models/genai/llama-fp16 (tools/make_tiny_llm.py): logits and present KV of a
-    4-token prefill and a 1-token decode step, FLOAT16, against ONNX Runtime's CPU provider."""
-    session = donnx.InferenceSession(LLM)
-    ref = ort.InferenceSession(str(LLM), providers=["CPUExecutionProvider"])
+def test_the_genai_llm_prefill_and_decode_match_onnx_runtime(folder, buf):
+    """tests/models/genai/llama-fp16 and -int4 (tools/make_tiny_llm.py): logits and present KV
+    of a 4-token prefill and a 1-token decode step, FLOAT16, against ONNX Runtime's CPU
+    provider."""
+    path = GENAI / folder / "model.onnx"
+    session = donnx.InferenceSession(path)
+    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     feeds = _llm_feeds([0, 5, 7, 9], buf=buf)
     for step in range(2):
         got, want = session.run(None, feeds), ref.run(None, feeds)
@@ -228,3 +231,66 @@ def test_the_genai_llm_prefill_and_decode_match_onnx_runtime(buf):
             assert err <= 1e-2 * np.abs(w.astype(np.float64)).max(), (step, name, err)
         np.testing.assert_array_equal(got[0][0, -1].argmax(), want[0][0, -1].argmax())
         feeds = _llm_feeds([int(want[0][0, -1].argmax())], past=4, kv=want[1:])
+
+
+# ---- MatMulNBits ------------------------------------------------------------------------------
+
+def _quantize_nbits(rng, n, k, bits, block, zero_points):
+    """Random quantized weights in ORT's MatMulNBits layout, and their float64 dequantization
+    by the contrib definition ((q - zero point) x scale, zero point 2^(bits - 1) by default)."""
+    blocks = k // block
+    q = rng.integers(0, 1 << bits, (n, k)).astype(np.uint8)
+    scale = rng.uniform(0.01, 0.1, (n, blocks))
+    zp = rng.integers(0, 1 << bits, (n, blocks)).astype(np.uint8) if zero_points else \
+        np.full((n, blocks), 1 << (bits - 1), np.uint8)
+    w = (q.astype(np.float64) - np.repeat(zp, block, axis=1)) * np.repeat(scale, block, axis=1)
+    if bits == 4:
+        packed = (q[:, 0::2] | (q[:, 1::2] << 4)).reshape(n, blocks, block // 2)
+        zrow = np.pad(zp, ((0, 0), (0, blocks % 2)))
+        zpacked = (zrow[:, 0::2] | (zrow[:, 1::2] << 4)).reshape(-1)
+    else:
+        packed, zpacked = q.reshape(n, blocks, block), zp.reshape(-1)
+    return packed, scale, zpacked, w
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("bits, block, zero_points, a_shape", [
+    (4, 16, False, (3, 64)), (4, 32, True, (2, 5, 64)), (4, 64, False, (1, 2, 192)),
+    (4, 128, True, (4, 128)), (8, 32, True, (2, 64)), (8, 16, False, (1, 3, 48))])
+def test_matmul_nbits_against_the_definition_and_onnx_runtime(dtype, bits, block, zero_points,
+                                                             a_shape):
+    rng = np.random.default_rng(8)
+    n, k = 24, a_shape[-1]
+    packed, scale, zpacked, w = _quantize_nbits(rng, n, k, bits, block, zero_points)
+    a = _rand(rng, a_shape, dtype)
+    inputs = {"a": a, "b": packed, "scales": scale.astype(dtype).reshape(-1)}
+    names = ["a", "b", "scales"] + (["zp"] if zero_points else [])
+    if zero_points:
+        inputs["zp"] = zpacked
+    node = helper.make_node("MatMulNBits", names, ["y"], domain=MS, K=k, N=n, bits=bits,
+                            block_size=block)
+    model = _model(node, inputs, ["y"])
+    (got,) = donnx.InferenceSession(model).run(None, inputs)
+    w = (np.asarray(scale.astype(dtype), np.float64).repeat(block, 1) *
+         (w / np.repeat(scale, block, axis=1)))  # the scales as the model stores them
+    want = a.astype(np.float64) @ w.T
+    scale_out = np.abs(want).max()
+    assert got.shape == want.shape and got.dtype == dtype
+    assert np.abs(got - want).max() <= TOL[dtype] * scale_out
+    if bits == 4:  # ONNX Runtime's CPU kernel, on the same file
+        (ref,) = ort.InferenceSession(model.SerializeToString(),
+                                      providers=["CPUExecutionProvider"]).run(None, inputs)
+        assert np.abs(got.astype(np.float64) - ref).max() <= TOL[dtype] * scale_out
+
+
+def test_matmul_nbits_variants_the_provider_does_not_take_are_named():
+    rng = np.random.default_rng(9)
+    packed, scale, _, _ = _quantize_nbits(rng, 8, 32, 4, 16, False)
+    inputs = {"a": _rand(rng, (2, 32), np.float32), "b": packed,
+              "scales": scale.astype(np.float32).reshape(-1),
+              "zp": scale.astype(np.float32).reshape(-1)}
+    node = helper.make_node("MatMulNBits", ["a", "b", "scales", "zp"], ["y"], domain=MS, K=32,
+                            N=8, bits=4, block_size=16, name="mm")
+    with pytest.raises(dml.HResultError) as e:  # B fed at run time is read on the CPU
+        donnx.InferenceSession(_model(node, inputs, ["y"])).run(None, inputs)
+    assert e.value.hresult == dml.E_NOTIMPL and "float32 zero points" in e.value.message

@@ -38,6 +38,7 @@ words). Same rule signature as ``onnx_rules``.
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from .._api import public as dml
@@ -225,7 +226,58 @@ def _gqa(L, node, ins, attrs, act):
     return out[:len(node.output)]
 
 
+# ---- MatMulNBits ------------------------------------------------------------------------------
+
+def _unpack(data, bits, rows, cols):
+    """ORT's packed B or zero points (uint8 bytes, row by row, low nibble first) as a
+    [rows, cols] UINT4 / UINT8 array."""
+    u8 = np.ascontiguousarray(data, np.uint8).reshape(rows, -1)
+    if bits == 8:
+        return u8[:, :cols].copy()
+    nib = np.stack([u8 & 15, u8 >> 4], axis=-1).reshape(rows, -1)[:, :cols]
+    return nib.astype(ml_dtypes.uint4)
+
+
+def _matmul_nbits(L, node, ins, attrs, act):
+    ins = list(ins) + [None] * 6
+    a, scales, zp = ins[0], ins[2], ins[3]
+    for k, what in ((4, "g_idx"), (5, "bias")):
+        if _given(node, k):
+            _refuse(L, node, f"the {what} input")
+    n, k, bits, block = (int(attrs[x]) for x in ("N", "K", "bits", "block_size"))
+    if bits not in (4, 8):
+        _refuse(L, node, f"bits {bits}")
+    if block <= 0 or k % block:
+        _refuse(L, node, f"K {k} not a multiple of block_size {block}")
+    if a.shape[-1] != k:
+        fail(dml.E_INVALIDARG, f"{L.label(node)}: A's last dimension is {a.shape[-1]}, K {k}")
+    blocks = k // block
+    q = _unpack(L.constant(node.input[1], node, "B, the quantized weights"), bits, n, k)
+    if zp is None:
+        zero = np.full((n, blocks), 1 << (bits - 1), np.uint8)
+        zero = zero.astype(ml_dtypes.uint4) if bits == 4 else zero
+    elif zp.dtype != np.uint8:
+        _refuse(L, node, f"{zp.dtype.name} zero points")
+    else:
+        zero = _unpack(L.constant(node.input[3], node, "zero_points"), bits, n, blocks)
+    quad = lambda x: (1, 1) + tuple(x)  # noqa: E731 -- DEQUANTIZE's 4-D sizes
+    qv = Value(quad(q.shape), q.dtype, q.reshape(quad(q.shape)))
+    zv = Value(quad(zero.shape), zero.dtype, zero.reshape(quad(zero.shape)))
+    w = X["Dequantize"](L.tensor(qv, node.input[1]),
+                        [L.view(scales, list(quad((n, blocks)))), L.tensor(zv)],
+                        QuantizationType=2, outputDataType=dml_type(a.dtype))
+    if len(a.shape) > 4:
+        fail(dml.E_NOTIMPL, f"{L.label(node)}: {len(a.shape) - 2} batch dimensions; DML's GEMM "
+                            "takes at most 2")
+    lead = (1,) * (4 - len(a.shape)) + tuple(a.shape[:-2])
+    ea = L.view(a, list(lead + tuple(a.shape[-2:])))
+    eb = Reinterpret(w, list(lead[:2]) + [n, k], [0, 0, k, 1])
+    y = F.Gemm(ea, eb, None, transB=dml.DML_MATRIX_TRANSFORM_TRANSPOSE, fusedActivation=act)
+    return L.new(y, tuple(a.shape[:-1]) + (n,), a.dtype)
+
+
 RULES = {"SimplifiedLayerNormalization": _simplified_layernorm,
+         "com.microsoft.MatMulNBits": _matmul_nbits,
          "com.microsoft.SkipLayerNormalization": _skip_layernorm(False),
          "com.microsoft.SkipSimplifiedLayerNormalization": _skip_layernorm(True),
          "com.microsoft.RotaryEmbedding": _rotary,
