@@ -150,16 +150,15 @@ def _gqa_inputs(rng, dtype, s, past, buf, n=4, kvn=2, hs=8, b=1):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-@pytest.mark.parametrize("s, past, buf, b", [(5, 0, 0, 2), (1, 5, 5, 2), (3, 4, 4, 1),
-                                             (4, 0, 12, 2), (1, 6, 12, 2)],
-                         ids=["prefill", "decode", "chunk", "shared-prefill", "shared-decode"])
+@pytest.mark.parametrize("s, past, buf", [(5, 0, 0), (1, 5, 5), (4, 0, 12), (1, 6, 12)],
+                         ids=["prefill", "decode", "shared-prefill", "shared-decode"])
 @pytest.mark.parametrize("kvn", [2, 4])
-def test_group_query_attention(dtype, s, past, buf, b, kvn):
+def test_group_query_attention(dtype, s, past, buf, kvn):
     """Present keys and values beyond the total length: ONNX Runtime's CPU kernel writes zeros
     there (its present is a buffer of its own); under the DML provider present is the past
     buffer (past_present_share_buffer aliases them), so that part keeps the past's bytes."""
     rng = np.random.default_rng(5)
-    inputs = _gqa_inputs(rng, dtype, s, past, buf, kvn=kvn, b=b)
+    inputs = _gqa_inputs(rng, dtype, s, past, buf, kvn=kvn, b=2)
     node = helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "seqlens",
                                                     "total"], ["y", "present_k", "present_v"],
                             domain=MS, num_heads=4, kv_num_heads=kvn)
@@ -167,9 +166,49 @@ def test_group_query_attention(dtype, s, past, buf, b, kvn):
     head = (slice(None), slice(None), slice(0, total))
     y, pk, pv = _check(node, inputs, ["y", "present_k", "present_v"], dtype,
                        valid={"present_k": head, "present_v": head})
-    assert pk.shape == (b, kvn, max(buf, total), 8)
+    assert pk.shape == (2, kvn, max(buf, total), 8)
     np.testing.assert_array_equal(pk[:, :, total:], inputs["pk"][:, :, total:])
     np.testing.assert_array_equal(pv[:, :, total:], inputs["pv"][:, :, total:])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_group_query_attention_decodes_batches_of_different_lengths(dtype):
+    """One token per batch, each written at its own seqlens_k in the shared buffer, each
+    attending its own keys; a plan that does not depend on the lengths."""
+    rng = np.random.default_rng(7)
+    inputs = _gqa_inputs(rng, dtype, 1, 5, 9, b=3)
+    inputs["seqlens"] = np.array([5, 2, 7], np.int32)
+    inputs["total"] = np.array(8, np.int32)
+    node = helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "seqlens",
+                                                    "total"], ["y", "present_k", "present_v"],
+                            domain=MS, num_heads=4, kv_num_heads=2)
+    model = _model(node, inputs, ["y", "present_k", "present_v"])
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, inputs)
+    session = donnx.InferenceSession(model)
+    got = session.run(None, inputs)
+    scale = np.abs(want[0].astype(np.float64)).max()
+    assert np.abs(got[0].astype(np.float64) - want[0]).max() <= TOL[dtype] * scale
+    for batch, length in enumerate(inputs["seqlens"] + 1):
+        for g, w, past in ((got[1], want[1], inputs["pk"]), (got[2], want[2], inputs["pv"])):
+            np.testing.assert_allclose(g[batch, :, :length], w[batch, :, :length],
+                                       atol=TOL[dtype] * 4)
+            np.testing.assert_array_equal(g[batch, :, length:], past[batch, :, length:])
+    inputs["seqlens"] = np.array([1, 6, 3], np.int32)
+    session.run(None, inputs)
+    assert session.constants == {"total"}  # the provider reads it on the CPU; seqlens_k not
+    assert session.plan_cache_info()[:2] == (1, 1)
+
+
+def test_a_multi_token_step_after_a_growing_past_is_refused():
+    inputs = _gqa_inputs(np.random.default_rng(8), np.float32, 3, 4, 4, b=1)
+    node = helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "seqlens",
+                                                    "total"], ["y"], domain=MS, num_heads=4,
+                            kv_num_heads=2)
+    with pytest.raises(dml.HResultError) as e:
+        donnx.InferenceSession(_model(node, inputs, ["y"])).run(None, inputs)
+    assert e.value.hresult == dml.E_NOTIMPL and "multi-token step after a past" in \
+        e.value.message
 
 
 def test_group_query_attention_variants_the_provider_does_not_take_are_named():
@@ -185,31 +224,19 @@ def test_group_query_attention_variants_the_provider_does_not_take_are_named():
         assert e.value.hresult == dml.E_NOTIMPL and words in e.value.message
 
 
-def test_group_query_attention_reads_seqlens_on_the_cpu_and_refuses_ragged_batches():
-    rng = np.random.default_rng(7)
-    inputs = _gqa_inputs(rng, np.float32, 1, 3, 8, b=2)
-    inputs["seqlens"] = np.array([3, 2], np.int32)
-    node = helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "seqlens",
-                                                    "total"], ["y"], domain=MS, num_heads=4,
-                            kv_num_heads=2)
-    session = donnx.InferenceSession(_model(node, inputs, ["y"]))
-    with pytest.raises(dml.HResultError) as e:
-        session.run(None, inputs)
-    assert "per-batch lengths that differ" in e.value.message
-    assert session.constants == {"seqlens", "total"}
-
-
 # ---- the tiny LLM built for DirectML ----------------------------------------------------------
 
 def _llm_feeds(tokens, past=0, buf=None, kv=None):
+    """The decoder's feeds; ``kv`` {output name: array} of the previous step (present.L.key
+    becomes past_key_values.L.key)."""
     t = len(tokens)
     feeds = {"input_ids": np.array([tokens], np.int64),
              "attention_mask": np.ones((1, past + t), np.int64),
              "position_ids": np.arange(past, past + t, dtype=np.int64)[None]}
     for layer in range(2):
-        for i, name in enumerate(("key", "value")):
-            feeds[f"past_key_values.{layer}.{name}"] = kv[2 * layer + i] if kv else \
-                np.zeros((1, 2, buf or 0, 16), np.float16)
+        for name in ("key", "value"):
+            feeds[f"past_key_values.{layer}.{name}"] = kv[f"present.{layer}.{name}"] if kv \
+                else np.zeros((1, 2, buf or 0, 16), np.float16)
     return feeds
 
 
@@ -230,7 +257,8 @@ def test_the_genai_llm_prefill_and_decode_match_onnx_runtime(folder, buf):
             err = np.abs(g.astype(np.float64) - w.astype(np.float64)).max()
             assert err <= 1e-2 * np.abs(w.astype(np.float64)).max(), (step, name, err)
         np.testing.assert_array_equal(got[0][0, -1].argmax(), want[0][0, -1].argmax())
-        feeds = _llm_feeds([int(want[0][0, -1].argmax())], past=4, kv=want[1:])
+        feeds = _llm_feeds([int(want[0][0, -1].argmax())], past=4,
+                           kv=dict(zip(session.output_names, want)))
 
 
 # ---- MatMulNBits ------------------------------------------------------------------------------

@@ -277,9 +277,9 @@ def _llm_feeds(tokens, past=0, heads=2, head_size=16):
 def test_a_genai_llm_for_directml_binds_its_dynamic_shapes_per_signature():
     """tests/models/genai/llama-fp16 (tools/make_tiny_llm.py): every input is dynamic
     (batch_size, sequence_length, total_sequence_length, past_sequence_length). Each prompt
-    length and each decode position is a signature of its own; GroupQueryAttention's seqlens_k
-    comes from attention_mask, which is therefore read on the CPU (tests/test_onnx_contrib.py
-    compares the numbers with ONNX Runtime)."""
+    length and each total length is a signature of its own; nothing is read on the CPU
+    (GroupQueryAttention's seqlens_k stays on the device; tests/test_onnx_contrib.py compares
+    the numbers with ONNX Runtime)."""
     config = json.loads((LLM / "genai_config.json").read_text())
     assert config["model"]["decoder"]["num_key_value_heads"] == 2
     session = donnx.InferenceSession(LLM / "model.onnx")
@@ -288,7 +288,7 @@ def test_a_genai_llm_for_directml_binds_its_dynamic_shapes_per_signature():
     for tokens in ([0, 5, 7, 9], [0, 5]):
         logits = session.run(["logits"], _llm_feeds(tokens))[0]
         assert logits.shape == (1, len(tokens), 320) and logits.dtype == np.float16
-    assert session.constants == {"attention_mask"}
+    assert session.constants == set()
     assert session.plan_cache_info()[:2] == (0, 2)
     session.run(["logits"], _llm_feeds([0, 5, 7, 9]))
     assert session.plan_cache_info()[:2] == (1, 2)

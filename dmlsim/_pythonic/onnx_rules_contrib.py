@@ -21,20 +21,33 @@ words). Same rule signature as ``onnx_rules``.
   ``rotary_embedding_dim`` other than the head size and a ``scale`` other than 1 are not taken
   (the provider's kernel assumes neither).
 - **com.microsoft.GroupQueryAttention**: MULTIHEAD_ATTENTION1 with QueryHeadCount = num_heads
-  and KeyValueHeadCount = kv_num_heads, a causal RelativePositionBias, MaskFilterValue -10000;
-  FLOAT16 query, key and value are CAST to FLOAT32 and the outputs back (the provider does so:
-  attention overflows in half precision). The provider passes the past length per batch as
-  MULTIHEAD_ATTENTION1's PastSequenceLengthsTensor, whose page says "TBD"; dmlsim instead
-  reads ``seqlens_k`` on the CPU (a plan per value, like the other desc-field inputs), slices
-  the valid past out of past_key / past_value (which may be the larger shared buffer of
-  ``past_present_share_buffer``) as PastKey / PastValue, and JOINs the rest of a shared buffer
-  after the present keys and values, so present has ``max(past buffer, total_sequence_length)``
-  positions, as ONNX Runtime's kernels give it; past the total length present keeps the past
-  buffer's bytes, as the provider's aliased buffer does (ONNX Runtime's CPU kernel, whose
-  present is a buffer of its own, writes zeros there). Not taken (named): causal 0 (the provider's
-  own limit), packed QKV, per-batch lengths that differ, ``do_rotary``, ``softcap``,
-  ``local_window_size``, ``smooth_softmax``, and the attention_bias, head_sink, position_ids
-  and norm-weight inputs.
+  and KeyValueHeadCount = kv_num_heads, MaskFilterValue -10000; FLOAT16 query, key and value
+  are CAST to FLOAT32 and the outputs back (the provider does so: attention overflows in half
+  precision). The provider hands MULTIHEAD_ATTENTION1 the past length of each batch as its
+  PastSequenceLengthsTensor, whose page says "TBD", and aliases past and present (one buffer
+  under ``past_present_share_buffer``). dmlsim writes what that computes with operators whose
+  pages say what they do, all on the device, so a decode step's plan does not depend on the
+  lengths: present has ``max(past buffer, total_sequence_length)`` positions; in a one-token
+  step the new key and value land at position seqlens_k of each batch (an ELEMENT_WISE_IF of
+  an EQUALS of a FILL_VALUE_SEQUENCE against seqlens_k), the rest keeps the past buffer's
+  bytes (zeros past a growing cache's end), and key j is attended iff j <= seqlens_k (an IF of
+  LESS_THAN_OR_EQUAL as RelativePositionBias, 0 or -inf); a multi-token step is a first
+  prompt, as the provider takes it (its past length is 0, whatever seqlens_k says): the new
+  positions from 0, causal, the rest of a shared buffer after them. The attention reads all
+  present positions as Key and Value ([B, positions, kv heads x size], an IDENTITY transpose).
+  ONNX Runtime's CPU kernel writes zeros into present past each batch's length; dmlsim keeps
+  the buffer's bytes there, as the provider's aliased buffer does. Not taken (named): causal 0
+  (the provider's own limit), a multi-token step after a past context in a growing cache,
+  packed QKV, ``do_rotary``, ``softcap``, ``local_window_size``, ``smooth_softmax``, and the
+  attention_bias, head_sink, position_ids and norm-weight inputs.
+- **com.microsoft.MatMulNBits** (4- and 8-bit blocks): DEQUANTIZE of B read as UINT4 / UINT8
+  [N, K] with its scales (and zero points) [N, K / block_size], then GEMM of A with it
+  transposed, batch dimensions through zero strides. Where the node has no zero points the
+  provider asks for DEQUANTIZE's SCALE form, whose rule the page leaves "TBD"; the contrib
+  definition's default zero point is 2^(bits - 1), so dmlsim passes that value as an explicit
+  constant zero point (SCALE_ZERO_POINT), which computes the definition. Not taken (named):
+  g_idx, bias, floating-point zero points, and K not a multiple of block_size (the
+  provider's own limit: DML's blocks must tile the axis).
 """
 from __future__ import annotations
 
@@ -180,49 +193,69 @@ def _gqa(L, node, ins, attrs, act):
                           ("smooth_softmax", 0)):
         if attrs.get(name, default) != default:
             _refuse(L, node, f"{name} {attrs[name]}")
-    q, k, v, pk, pv = ins[:5]
+    q, k, v, pk, pv, seqlens = ins[:6]
     if k is None or v is None:
         _refuse(L, node, "packed QKV (no key and value inputs)")
     n, kvn = int(attrs["num_heads"]), int(attrs["kv_num_heads"])
     b, s = q.shape[:2]
     hs = q.shape[2] // n
-    lens = L.constant(node.input[5], node, "seqlens_k").astype(np.int64).reshape(-1) + 1
-    total_input = int(L.constant(node.input[6], node, "total_sequence_length").reshape(-1)[0])
-    if lens.size != b or len(set(lens.tolist())) != 1:
-        _refuse(L, node, f"seqlens_k {(lens - 1).tolist()} (per-batch lengths that differ)")
-    total = int(lens[0])
-    past = total - s
     buf = 0 if pk is None else pk.shape[2]
-    if past < 0 or past > buf:
-        fail(dml.E_INVALIDARG, f"{L.label(node)}: seqlens_k gives {total} positions for "
-                               f"{s} new ones and a past buffer of {buf}")
-    present = max(buf, total_input, total)
-    wide = np.float32 if q.dtype == np.float16 else q.dtype
-    tensors = {"QueryTensor": _as(L.tensor(q), wide), "KeyTensor": _as(L.tensor(k), wide),
-               "ValueTensor": _as(L.tensor(v), wide)}
-    if past:
-        for field, p in (("PastKeyTensor", pk), ("PastValueTensor", pv)):
-            tensors[field] = _as(F.Slice(L.tensor(p), [0, 0, 0, 0],
-                                         [b, kvn, past, p.shape[3]], [1, 1, 1, 1]), wide)
-    allowed = np.arange(total)[None, :] <= np.arange(s)[:, None] + past
-    mask = Value((s, total), np.dtype(wide), np.where(allowed, 0, -np.inf).astype(wide))
-    tensors["RelativePositionBiasTensor"] = L.broadcast(mask, (b, n, s, total))
+    total = int(L.constant(node.input[6], node, "total_sequence_length").reshape(-1)[0])
+    m = max(buf, total, s)   # present's positions
+    if s > 1 and 0 < buf < total:
+        _refuse(L, node, "a multi-token step after a past context in a growing cache (the "
+                         "provider takes every multi-token step as a first prompt)")
+    wide = np.dtype(np.float32) if q.dtype == np.float16 else q.dtype
+    g = L.graph
+    positions = [int(x) for x in (b, kvn, m, hs)]
+
+    def heads(e, length):  # [B, L, kvn x hs] -> packed [B, kvn, L, hs]
+        return X["Identity"](Reinterpret(e, [b, kvn, length, hs],
+                                         [length * kvn * hs, hs, kvn * hs, 1]))
+
+    def const(value, shape):
+        return L.broadcast(Value((), wide, np.array(value, wide)), shape)
+
+    def sequence(sizes, strides):  # 0, 1, ... m - 1 along the axis whose stride is 1
+        seq = F.FillValueSequence(g, [1, 1, 1, m], dml.DML_TENSOR_DATA_TYPE_INT32, 0, 1)
+        return Reinterpret(seq, sizes, strides)
+
+    presents = []
+    for new, past in ((k, pk), (v, pv)):
+        fresh = heads(_as(L.tensor(new), wide), s)
+        if s > 1:   # a first prompt: the new positions from 0, then the rest of the buffer
+            rest = [] if m == s else [_as(F.Slice(L.tensor(past), [0, 0, s, 0],
+                                                  [b, kvn, m - s, hs], [1, 1, 1, 1]), wide)]
+            presents.append(F.Join([fresh] + rest, 2) if rest else fresh)
+            continue
+        old = [] if buf == 0 else [_as(L.tensor(past), wide)]
+        if buf < m:
+            old.append(const(0.0, (b, kvn, m - buf, hs)))
+        old = F.Join(old, 2) if len(old) > 1 else old[0]
+        here = X["Equals"](sequence(positions, [0, 0, 1, 0]),
+                           L.view(seqlens, positions, [1, 0, 0, 0]))
+        spread = Reinterpret(fresh, positions, [kvn * hs, hs, 0, 1])
+        presents.append(X["If"](here, spread, old))
+    if s > 1:   # causal over the first s positions
+        allowed = np.arange(m)[None, :] <= np.arange(s)[:, None]
+        bias = L.broadcast(Value((s, m), wide, np.where(allowed, 0, -np.inf).astype(wide)),
+                           (b, n, s, m))
+    else:       # key j attends iff j <= seqlens_k
+        ok = X["LessThanOrEqual"](sequence([b, 1, 1, m], [0, 0, 0, 1]),
+                                  L.view(seqlens, [b, 1, 1, m], [1, 0, 0, 0]))
+        bias = X["If"](ok, const(0.0, (b, 1, 1, m)), const(-np.inf, (b, 1, 1, m)))
+        bias = Reinterpret(bias, [b, n, 1, m], [m, 0, m, 1])
+    kv3 = [Reinterpret(X["Identity"](Reinterpret(p, [b, m, kvn, hs],
+                                                 [kvn * m * hs, hs, m * hs, 1])),
+                       [b, m, kvn * hs], None) for p in presents]
+    tensors = {"QueryTensor": _as(L.tensor(q), wide), "KeyTensor": kv3[0], "ValueTensor": kv3[1],
+               "RelativePositionBiasTensor": bias}
     fields = {"Scale": float(attrs.get("scale", 1.0 / np.sqrt(hs))), "MaskFilterValue": -10000.0,
               "QueryHeadCount": n, "KeyValueHeadCount": kvn,
               "MaskType": dml.DML_MULTIHEAD_ATTENTION_MASK_TYPE_NONE}
-    y, pres_k, pres_v = make_node(node.op_type, "MULTIHEAD_ATTENTION1", tensors, fields,
-                                  graph=L.graph, want=("OutputPresentKeyTensor",
-                                                       "OutputPresentValueTensor"))
+    y = make_node(node.op_type, "MULTIHEAD_ATTENTION1", tensors, fields, graph=g)[0]
     out = [L.new(_as(y, q.dtype), (b, s, n * hs), q.dtype)]
-    for pres, p in ((pres_k, pk), (pres_v, pv)):
-        pres = _as(pres, q.dtype)
-        if present > total:
-            if p is None or buf < present:
-                _refuse(L, node, f"total_sequence_length {total_input} beyond the past buffer")
-            tail = F.Slice(L.tensor(p), [0, 0, total, 0],
-                           [b, kvn, present - total, p.shape[3]], [1, 1, 1, 1])
-            pres = F.Join([pres, tail], 2)
-        out.append(L.new(pres, (b, kvn, present, hs), q.dtype))
+    out += [L.new(_as(p, q.dtype), tuple(positions), q.dtype) for p in presents]
     return out[:len(node.output)]
 
 
