@@ -1,4 +1,5 @@
-"""The ``dmlsim`` command line: ``dispatch MODEL.json``, ``ops``, ``info``, ``hello``."""
+"""The ``dmlsim`` command line: ``dispatch MODEL.json``, ``lower`` / ``run`` MODEL.onnx,
+``generate MODEL_DIR``, ``ops``, ``info``, ``hello``."""
 from __future__ import annotations
 
 import argparse
@@ -89,6 +90,31 @@ def _run(args) -> int:
     return 0
 
 
+def _generate(args) -> int:
+    from . import genai  # lazily: onnx and tokenizers are optional dependencies
+    model = genai.Model(args.model, feature_level=args.feature_level)
+    tokenizer = genai.Tokenizer(model)
+    params = genai.GeneratorParams(model)
+    options = {k: v for k, v in (("max_length", args.max_length), ("random_seed", args.seed),
+                                 ("top_k", args.top_k), ("top_p", args.top_p),
+                                 ("temperature", args.temperature)) if v is not None}
+    if args.do_sample:
+        options["do_sample"] = True
+    params.set_search_options(**options)
+    generator = genai.Generator(model, params)
+    generator.append_tokens(tokenizer.encode(args.prompt))
+    stream = tokenizer.create_stream()
+    print(args.prompt, end="", flush=True)
+    while not generator.is_done():
+        generator.generate_next_token()
+        print(stream.decode(generator.get_next_tokens()[0]), end="", flush=True)
+    print()
+    (pn, ps), (dn, ds) = generator.timings["prefill"], generator.timings["decode"]
+    print(f"prefill: {pn} tokens in {ps:.2f} s ({pn / max(ps, 1e-9):.1f} tokens/s); decode: "
+          f"{dn} tokens in {ds:.2f} s ({dn / max(ds, 1e-9):.1f} tokens/s)")
+    return 0
+
+
 def _hello(args) -> int:
     import runpy
     path = Path(__file__).resolve().parent.parent / "examples" / "hello_directml.py"
@@ -119,6 +145,20 @@ def main(argv=None) -> int:
             c.add_argument("--input", action="append", metavar="NAME=FILE.npy")
             c.add_argument("--output", metavar="DIR", help="save each output as DIR/NAME.npy")
         c.set_defaults(fn=fn)
+    g = sub.add_parser("generate", help="generate text with an onnxruntime-genai model folder "
+                                        "built for DirectML")
+    g.add_argument("model", help="folder with genai_config.json, the model and tokenizer.json")
+    g.add_argument("--prompt", required=True, help="the text to continue")
+    g.add_argument("--max-length", type=int, help="prompt + generated tokens (default: the "
+                                                  "config's search max_length)")
+    g.add_argument("--seed", type=int, help="random seed for sampling")
+    g.add_argument("--do-sample", action="store_true", help="sample instead of greedy search")
+    g.add_argument("--top-k", type=int, help="sample among the k most likely tokens")
+    g.add_argument("--top-p", type=float, help="sample among the most likely tokens whose "
+                                               "probabilities add up to p")
+    g.add_argument("--temperature", type=float, help="divide the logits by this first")
+    g.add_argument("--feature-level", help="emulate this DML_FEATURE_LEVEL, e.g. 6_3")
+    g.set_defaults(fn=_generate)
     o = sub.add_parser("ops", help="list DML_OPERATOR_TYPEs with feature level and support")
     o.add_argument("--implemented", action="store_true", help="only operators dmlsim implements")
     o.add_argument("--feature-level", help="only operators available at this level, e.g. 5_1")

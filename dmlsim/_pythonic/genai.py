@@ -1,0 +1,273 @@
+"""``dmlsim.genai``: language models built for DirectML by onnxruntime-genai's model builder
+(``python -m onnxruntime_genai.models.builder ... -e dml``), run through ``dmlsim.onnx``'s DML
+plans, with onnxruntime-genai's API shape::
+
+    model = genai.Model("phi-dml")                # genai_config.json, model.onnx, tokenizer.json
+    tokenizer = genai.Tokenizer(model)
+    params = genai.GeneratorParams(model)
+    params.set_search_options(max_length=64)      # greedy; do_sample=True, top_k, top_p, ...
+    generator = genai.Generator(model, params)
+    generator.append_tokens(tokenizer.encode("DirectML is"))
+    while not generator.is_done():
+        generator.generate_next_token()
+        print(tokenizer.decode(generator.get_next_tokens()), end="")
+
+The decoder's inputs and outputs are the ones ``genai_config.json`` names. With
+``past_present_share_buffer`` (the builder's default for DirectML) the KV cache is one static
+buffer of ``max_length`` positions per layer, which each step's present replaces, and the
+attention mask has ``max_length`` columns, ones for the positions filled so far: the layout of
+onnxruntime-genai's DirectML path with graph capture (``enable_graph_capture``). Every shape is
+then the same at each decode step, so all decode steps share one DML plan. Without it the
+cache grows by one position a step (a plan per length, in the session's LRU cache).
+Tokenization is the ``tokenizers`` library over the folder's ``tokenizer.json``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .._api import public as dml
+from . import genai_search
+from .onnx_inference import InferenceSession, SessionOptions
+
+
+def _fail(hr, message):
+    raise dml.HResultError(hr, f"dmlsim.genai: {message}")
+
+
+class Config:
+    """``genai_config.json`` of a model folder: ``model`` (the decoder's file, inputs, outputs,
+    heads, layers, eos/pad/bos ids, context length) and ``search`` (the default options)."""
+
+    def __init__(self, path):
+        if not isinstance(path, (str, os.PathLike)):
+            _fail(dml.E_INVALIDARG, f"Config: path is a {type(path).__name__}; a model folder")
+        self.path = Path(path)
+        file = self.path / "genai_config.json"
+        try:
+            raw = json.loads(file.read_text())
+            m = raw["model"]
+            d = m["decoder"]
+            self.decoder_file = self.path / d["filename"]
+            self.inputs, self.outputs = dict(d["inputs"]), dict(d["outputs"])
+            self.layers = int(d["num_hidden_layers"])
+            self.kv_heads, self.head_size = int(d["num_key_value_heads"]), int(d["head_size"])
+            eos = m["eos_token_id"]
+            self.eos = [int(e) for e in (eos if isinstance(eos, list) else [eos])]
+            self.pad = int(m.get("pad_token_id", self.eos[0]))
+            self.context_length = int(m.get("context_length", 0)) or None
+            self.type = str(m.get("type", ""))
+            self.search = genai_search.check(dict(raw.get("search", {})),
+                                             f"{file} 'search'")
+        except FileNotFoundError:
+            _fail(dml.E_INVALIDARG, f"no genai_config.json in '{self.path}' (a folder made by "
+                                    "onnxruntime-genai's model builder)")
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+            _fail(dml.E_INVALIDARG, f"'{file}' is not a genai config: {type(e).__name__}: {e}")
+
+
+class Model:
+    """A model folder's decoder as an ``InferenceSession`` on a DML device. ``sess_options``,
+    ``device`` and ``feature_level`` go to the session."""
+
+    def __init__(self, path, *, sess_options=None, device=None, feature_level=None):
+        self.config = path if isinstance(path, Config) else Config(path)
+        opts = sess_options or SessionOptions()
+        self.session = InferenceSession(self.config.decoder_file, opts, device=device,
+                                        feature_level=feature_level)
+        self.types = {a.name: a.type for a in self.session.get_inputs()}
+
+    @property
+    def type(self):
+        return self.config.type
+
+
+class TokenizerStream:
+    """Incremental decoding: ``decode(token)`` returns the text the token completes (empty
+    while a multi-byte character is incomplete)."""
+
+    def __init__(self, tokenizer):
+        self._tok, self._ids, self._emitted = tokenizer, [], ""
+
+    def decode(self, token) -> str:
+        self._ids.append(int(token))
+        text = self._tok.decode(self._ids)
+        if text.endswith("\ufffd"):
+            return ""
+        new, self._emitted = text[len(self._emitted):], text
+        return new
+
+
+class Tokenizer:
+    """The folder's ``tokenizer.json`` through the ``tokenizers`` library."""
+
+    def __init__(self, model: Model):
+        try:
+            from tokenizers import Tokenizer as _Tokenizer
+        except ImportError:
+            _fail(dml.E_NOTIMPL, "Tokenizer needs the 'tokenizers' package "
+                                 "(pip install dmlsim[genai])")
+        path = model.config.path / "tokenizer.json"
+        if not path.exists():
+            _fail(dml.E_INVALIDARG, f"no tokenizer.json in '{model.config.path}'")
+        try:
+            self._tok = _Tokenizer.from_file(str(path))
+        except Exception as e:  # noqa: BLE001 -- the tokenizers library says why
+            _fail(dml.E_INVALIDARG, f"'{path}' is not a tokenizer: {e}")
+
+    def encode(self, text: str) -> np.ndarray:
+        if not isinstance(text, str):
+            _fail(dml.E_INVALIDARG, f"Tokenizer.encode: text is a {type(text).__name__}")
+        return np.array(self._tok.encode(text).ids, np.int32)
+
+    def decode(self, tokens) -> str:
+        return self._tok.decode([int(t) for t in np.asarray(tokens).reshape(-1)],
+                                skip_special_tokens=True)
+
+    def create_stream(self) -> TokenizerStream:
+        return TokenizerStream(self)
+
+
+class GeneratorParams:
+    """The search options: the config's ``search`` section, then ``set_search_options``."""
+
+    def __init__(self, model: Model):
+        if not isinstance(model, Model):
+            _fail(dml.E_INVALIDARG, f"GeneratorParams: model is a {type(model).__name__}")
+        self.model = model
+        self.search = dict(model.config.search)
+
+    def set_search_options(self, **options):
+        self.search.update(genai_search.check(options, "GeneratorParams.set_search_options"))
+
+
+class Generator:
+    """Runs the decoder one step at a time. ``append_tokens`` feeds tokens (the prompt; it runs
+    the model on them); ``generate_next_token`` runs the model on the token chosen last (if any)
+    and chooses the next one from the logits; ``is_done`` after an end-of-sequence token or at
+    ``max_length``."""
+
+    def __init__(self, model: Model, params: GeneratorParams):
+        if not isinstance(params, GeneratorParams):
+            _fail(dml.E_INVALIDARG, f"Generator: params is a {type(params).__name__}")
+        self.model, self.search = model, dict(params.search)
+        c = model.config
+        self.max_length = self.search.get("max_length") or c.context_length or 256
+        self.shared = self.search.get("past_present_share_buffer", True)
+        seed = self.search.get("random_seed", -1)
+        self._rng = np.random.default_rng(None if seed < 0 else seed)
+        self.sequences = np.zeros((0, 0), np.int64)
+        self._kv: dict = {}
+        self._pending = None     # chosen tokens the model has not seen yet
+        self._logits = None
+        self._done = False
+        self.outputs: dict = {}
+        self.timings = {"prefill": [0, 0.0], "decode": [0, 0.0]}  # tokens, seconds
+
+    # ---- onnxruntime-genai's API ----------------------------------------------------------
+    def append_tokens(self, tokens):
+        ids = np.asarray(tokens)
+        if ids.dtype.kind not in "iu" or ids.ndim not in (1, 2) or ids.size == 0:
+            _fail(dml.E_INVALIDARG, f"Generator.append_tokens: tokens must be a non-empty 1-D "
+                                    f"or 2-D integer array, not {ids.dtype} {list(ids.shape)}")
+        ids = ids.reshape(1, -1) if ids.ndim == 1 else ids
+        if self._pending is not None:
+            self._step(self._pending[:, None])
+            self._pending = None
+        self._step(ids.astype(np.int64))
+
+    def generate_next_token(self):
+        if self._logits is None:
+            _fail(dml.E_INVALIDARG, "Generator.generate_next_token: append tokens first")
+        if self._done:
+            _fail(dml.E_INVALIDARG, "Generator.generate_next_token: the generator is done "
+                                    "(end of sequence or max_length)")
+        if self._pending is not None:
+            self._step(self._pending[:, None])
+        token = genai_search.select(self._logits, self.sequences, self.search,
+                                    self.model.config.eos, self._rng)
+        self.sequences = np.concatenate([self.sequences, token[:, None]], axis=1)
+        self._pending = token
+        if np.isin(token, self.model.config.eos).all() or \
+                self.sequences.shape[1] >= self.max_length:
+            self._done = True
+
+    def get_next_tokens(self) -> np.ndarray:
+        if self._pending is None:
+            _fail(dml.E_INVALIDARG, "Generator.get_next_tokens: no token generated yet")
+        return self._pending.astype(np.int32)
+
+    def get_sequence(self, index: int) -> np.ndarray:
+        if not 0 <= int(index) < self.sequences.shape[0]:
+            _fail(dml.E_INVALIDARG, f"Generator.get_sequence: index {index} is out of range")
+        return self.sequences[int(index)].astype(np.int32)
+
+    def get_output(self, name: str) -> np.ndarray:
+        if name not in self.outputs:
+            _fail(dml.E_INVALIDARG, f"Generator.get_output: no output '{name}' "
+                                    f"(outputs: {', '.join(self.outputs)})")
+        return self.outputs[name]
+
+    def is_done(self) -> bool:
+        return self._done
+
+    # ---- one model run ------------------------------------------------------------------
+    def _step(self, ids):
+        import time
+        c, b, n = self.model.config, ids.shape[0], ids.shape[1]
+        if self.sequences.size and self.sequences.shape[0] != b:
+            _fail(dml.E_INVALIDARG, f"Generator: {b} rows of tokens for a batch of "
+                                    f"{self.sequences.shape[0]}")
+        past = self.sequences.shape[1] if self.sequences.size else 0
+        if self._pending is not None:
+            past -= 1   # the pending token is in the sequence already
+        total = past + n
+        if total > self.max_length:
+            _fail(dml.E_INVALIDARG, f"Generator: {total} tokens exceed max_length "
+                                    f"{self.max_length}")
+        feeds = {c.inputs["input_ids"]: ids}
+        names = c.inputs
+        if "attention_mask" in names:
+            width = self.max_length if self.shared else total
+            mask = np.zeros((b, width), np.int64)
+            mask[:, :total] = 1
+            feeds[names["attention_mask"]] = mask
+        if "position_ids" in names:
+            feeds[names["position_ids"]] = np.broadcast_to(
+                np.arange(past, total, dtype=np.int64), (b, n)).copy()
+        for layer in range(c.layers):
+            for kind in ("key", "value"):
+                name = names[f"past_{kind}_names"] % layer
+                if name not in self._kv:
+                    length = self.max_length if self.shared else 0
+                    self._kv[name] = np.zeros((b, c.kv_heads, length, c.head_size),
+                                              _np_type(self.model.types[name]))
+                feeds[name] = self._kv[name]
+        for name, value in list(feeds.items()):
+            want = _np_type(self.model.types.get(name, "tensor(int64)"))
+            feeds[name] = value.astype(want, copy=False)
+        start = time.perf_counter()
+        results = self.model.session.run(None, feeds)
+        phase = "prefill" if past == 0 else "decode"
+        self.timings[phase][0] += n
+        self.timings[phase][1] += time.perf_counter() - start
+        self.outputs = dict(zip(self.model.session.output_names, results))
+        for layer in range(c.layers):
+            for kind in ("key", "value"):
+                present = self.outputs[c.outputs[f"present_{kind}_names"] % layer]
+                self._kv[names[f"past_{kind}_names"] % layer] = present
+        logits = self.outputs[c.outputs["logits"]]
+        self._logits = logits[:, -1].astype(np.float32)
+        if self._pending is None:
+            self.sequences = np.concatenate(
+                [self.sequences.reshape(b, -1), ids], axis=1) if self.sequences.size else ids
+
+
+def _np_type(type_string: str):
+    from onnx import helper, TensorProto
+    name = type_string[len("tensor("):-1].upper()
+    name = {"FLOAT": "FLOAT", "DOUBLE": "DOUBLE"}.get(name, name)
+    return helper.tensor_dtype_to_np_dtype(TensorProto.DataType.Value(name))
