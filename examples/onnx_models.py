@@ -18,7 +18,8 @@ def _init(rng, name, shape, scale=0.3):
 
 def _model(nodes, inputs, outputs, inits, opset=17):
     return helper.make_model(helper.make_graph(nodes, "m", inputs, outputs, inits),
-                             opset_imports=[helper.make_opsetid("", opset)])
+                             opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=10)  # every supported ONNX Runtime reads IR 10
 
 
 def _vi(name, shape):

@@ -24,6 +24,7 @@ _spec = importlib.util.spec_from_file_location("onnx_models", ROOT / "examples" 
 models = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(models)
 LLM = ROOT / "tests" / "models" / "genai" / "llama-fp16"
+IR = 10  # an IR version every supported ONNX Runtime reads (1.30 stops at 13)
 
 
 def _ort(model):
@@ -43,7 +44,7 @@ def _tiny(dims=("seq", 8), denotation=None):
              helper.make_node("Add", ["x", "one"], ["z"])]
     outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(dims)) for n in "yz"]
     m = helper.make_model(helper.make_graph(nodes, "tiny", [x], outs, [w, one]),
-                          opset_imports=[helper.make_opsetid("", 17)])
+                          opset_imports=[helper.make_opsetid("", 17)], ir_version=IR)
     m.producer_name, m.model_version, m.doc_string = "dmlsim-tests", 7, "a tiny model"
     helper.set_model_props(m, {"author": "dmlsim"})
     return m
