@@ -156,6 +156,7 @@ class InferenceSession:
                                    f"{type(sess_options).__name__}, not a SessionOptions")
         self._options = opts = sess_options if sess_options is not None else SessionOptions()
         source, self._what = onnx_model.load(path_or_bytes)
+        self._base_dir = onnx_model.base_dir(path_or_bytes)
         self._model = onnx_model.override_free_dimensions(
             source, opts.free_dimension_overrides_by_name,
             opts.free_dimension_overrides_by_denotation)
@@ -342,7 +343,7 @@ class InferenceSession:
     def _plan(self, shapes, consts, feeds=None):
         model = onnx_model.specialize(self._model, shapes, consts)
         fuse = self._options.graph_optimization_level != GraphOptimizationLevel.ORT_DISABLE_ALL
-        plan = self._plan_type(model, self.device, fuse=fuse)
+        plan = self._plan_type(model, self.device, fuse=fuse, base_dir=self._base_dir)
         if feeds is None:
             feeds = {n: np.empty(0, s.dtype) for n in shapes for s in self._inputs
                      if s.name == n}

@@ -101,8 +101,9 @@ def _infer(model):
 class Lowering:
     """Lowers one ONNX graph onto a dmlx Graph; ``compile()`` gives the session's pieces."""
 
-    def __init__(self, model, device, rules: dict, activations: dict, fuse=True):
+    def __init__(self, model, device, rules: dict, activations: dict, fuse=True, base_dir=""):
         self.rules, self.activations, self.fuse = rules, activations, fuse
+        self.base_dir = base_dir  # where initializers kept as external data are read from
         model = onnx.load(model) if isinstance(model, str) else model
         if model.graph.sparse_initializer:
             fail(dml.E_NOTIMPL, "sparse initializers are not supported")
@@ -123,6 +124,13 @@ class Lowering:
                       list(model.graph.input) + list(model.graph.output)}
         self.lowered: list = []  # (node index, node, [output Values]) for `dmlsim lower`
         self.const_views: dict = {}
+
+    def array(self, init):
+        """An initializer's values (external data read from ``base_dir``)."""
+        try:
+            return numpy_helper.to_array(init, self.base_dir)
+        except (OSError, ValueError) as e:
+            fail(dml.E_INVALIDARG, f"initializer '{init.name}': its data cannot be read: {e}")
 
     def _takes(self, node, types) -> bool:
         """Whether a rule lowers ``node`` (else ONNX's function body for it is inlined)."""
@@ -219,7 +227,7 @@ class Lowering:
     def lower(self):
         g = self.model.graph
         for init in g.initializer:
-            arr = numpy_helper.to_array(init)
+            arr = self.array(init)
             self.values[init.name] = Value(tuple(arr.shape), arr.dtype, arr)
         for vi in g.input:
             if vi.name in self.values:

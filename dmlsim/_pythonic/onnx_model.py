@@ -23,7 +23,8 @@ def _fail(hr, message):
 
 def load(source) -> tuple[onnx.ModelProto, str]:
     """(ModelProto, a name for messages) from a path (str / os.PathLike), bytes or a
-    ModelProto. A path's external data is read from beside the file, as ORT reads it."""
+    ModelProto. A path's external data is left on disk and read from beside the file (as
+    ORT reads it) when a plan needs the initializer: ``base_dir(source)``."""
     if isinstance(source, onnx.ModelProto):
         return source, f"model '{source.graph.name or '(unnamed)'}'"
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -39,14 +40,21 @@ def load(source) -> tuple[onnx.ModelProto, str]:
         what = f"'{path}'"
         if not os.path.isfile(path):
             _fail(dml.E_INVALIDARG, f"{what}: no such file (NO_SUCHFILE)")
-        try:
-            model = onnx.load(path)
-        except Exception as e:  # noqa: BLE001 -- a truncated or foreign file, missing data
+        try:  # external data stays on disk (read per initializer, from beside the file):
+            model = onnx.load(path, load_external_data=False)  # a >2 GB model then fits
+        except Exception as e:  # noqa: BLE001 -- a truncated or foreign file
             _fail(dml.E_INVALIDARG, f"{what} is not an ONNX model (INVALID_PROTOBUF): "
                                     f"{type(e).__name__}: {e}")
         return _checked(model, what), what
     _fail(dml.E_INVALIDARG, "InferenceSession: path_or_bytes is a "
                             f"{type(source).__name__}; give a path, bytes or an onnx.ModelProto")
+
+
+def base_dir(source) -> str:
+    """The folder a model's external data is read from: the file's, else the working one."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.path.dirname(os.path.abspath(os.fspath(source)))
+    return ""
 
 
 def _checked(model, what):

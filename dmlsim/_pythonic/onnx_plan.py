@@ -42,9 +42,10 @@ class Plan:
     IDMLCompiledOperator; ``run(names, {input: array})`` one inference through the faithful
     API (upload, dispatch, readback)."""
 
-    def __init__(self, model, device, fuse=True):
+    def __init__(self, model, device, fuse=True, base_dir=""):
         self.device = device
-        self.lowering = L = Lowering(model, device, RULES, ACTIVATIONS, fuse=fuse).lower()
+        self.lowering = L = Lowering(model, device, RULES, ACTIVATIONS, fuse=fuse,
+                                     base_dir=base_dir).lower()
         outs = L.outputs()
         self.output_names = [n for n, _, _ in outs]
         self._shapes = [(v.shape, v.dtype) for _, _, v in outs]

@@ -61,7 +61,7 @@ def _if(L, node, ins, attrs, act):
     cond = np.asarray(L.constant(node.input[0], node, "cond; DirectML has no control flow"))
     branch = attrs["then_branch" if bool(cond.reshape(-1)[0]) else "else_branch"]
     for init in branch.initializer:
-        arr = numpy_helper.to_array(init)
+        arr = L.array(init)
         L.values[init.name] = Value(tuple(arr.shape), arr.dtype, arr)
     for o in branch.output:
         if o.type.WhichOneof("value") not in (None, "tensor_type"):
