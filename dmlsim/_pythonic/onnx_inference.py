@@ -46,8 +46,10 @@ PLAN_CACHE_KEY = "dmlsim.plan_cache_size"   # session config entry, as ORT's str
 class SessionOptions:
     """ORT's SessionOptions, the parts that change what dmlsim does: free-dimension overrides,
     ``graph_optimization_level``, ``plan_cache_size`` (plans kept per session, LRU; also the
-    config entry ``dmlsim.plan_cache_size``) and ``feature_level`` (DML_FEATURE_LEVEL, e.g.
-    "5_1"; None for dmlsim's default)."""
+    config entry ``dmlsim.plan_cache_size``), ``feature_level`` (DML_FEATURE_LEVEL, e.g.
+    "5_1"; None for dmlsim's default) and ``execution_flags`` (the DML_EXECUTION_FLAGS every
+    plan is compiled with, e.g. DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION: what a
+    driver may choose for FLOAT16 math)."""
 
     def __init__(self):
         self.free_dimension_overrides_by_name: dict = {}
@@ -55,6 +57,7 @@ class SessionOptions:
         self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
         self.plan_cache_size = 16
         self.feature_level = None
+        self.execution_flags = 0  # DML_EXECUTION_FLAGS each plan's CompileGraph gets
         self._config: dict = {}
 
     def add_free_dimension_override_by_name(self, dim_name, dim_value):
@@ -343,7 +346,12 @@ class InferenceSession:
     def _plan(self, shapes, consts, feeds=None):
         model = onnx_model.specialize(self._model, shapes, consts)
         fuse = self._options.graph_optimization_level != GraphOptimizationLevel.ORT_DISABLE_ALL
-        plan = self._plan_type(model, self.device, fuse=fuse, base_dir=self._base_dir)
+        flags = self._options.execution_flags
+        if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or flags < 0:
+            fail(dml.E_INVALIDARG, f"SessionOptions.execution_flags is {flags!r}; "
+                                   "DML_EXECUTION_FLAGS (an integer)")
+        plan = self._plan_type(model, self.device, fuse=fuse, base_dir=self._base_dir,
+                               flags=int(flags))
         if feeds is None:
             feeds = {n: np.empty(0, s.dtype) for n in shapes for s in self._inputs
                      if s.name == n}

@@ -42,7 +42,7 @@ class Plan:
     IDMLCompiledOperator; ``run(names, {input: array})`` one inference through the faithful
     API (upload, dispatch, readback)."""
 
-    def __init__(self, model, device, fuse=True, base_dir=""):
+    def __init__(self, model, device, fuse=True, base_dir="", flags=0):
         self.device = device
         self.lowering = L = Lowering(model, device, RULES, ACTIVATIONS, fuse=fuse,
                                      base_dir=base_dir).lower()
@@ -50,7 +50,7 @@ class Plan:
         self.output_names = [n for n, _, _ in outs]
         self._shapes = [(v.shape, v.dtype) for _, _, v in outs]
         self.compiled, self._ins, self._outs = L.graph._compile(
-            dml.DML_EXECUTION_FLAG_NONE, [e for _, e, _ in outs], L.next_index)
+            flags, [e for _, e, _ in outs], L.next_index)
         self.input_names = [n for n, _, _ in L.inputs]
         self._index = {n: i for n, i, _ in L.inputs}
         self._owned = dict(L.owned)
