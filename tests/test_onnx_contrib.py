@@ -323,3 +323,103 @@ def test_matmul_nbits_variants_the_provider_does_not_take_are_named():
     with pytest.raises(dml.HResultError) as e:  # B fed at run time is read on the CPU
         donnx.InferenceSession(_model(node, inputs, ["y"])).run(None, inputs)
     assert e.value.hresult == dml.E_NOTIMPL and "float32 zero points" in e.value.message
+
+
+# ---- activations, bias additions, FusedMatMul, GroupNorm, quantization -----------------------
+
+def _erf_gelu(x):
+    from scipy.special import erf
+    return 0.5 * x * (1 + erf(x / np.sqrt(2)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("op", ["Gelu", "BiasGelu", "QuickGelu"])
+def test_gelu_family_against_onnx_runtime(dtype, op):
+    rng = np.random.default_rng(10)
+    inputs = {"x": _rand(rng, (2, 3, 16), dtype, 2.0)}
+    names = ["x"]
+    if op == "BiasGelu":
+        inputs["bias"] = _rand(rng, (16,), dtype)
+        names.append("bias")
+    attrs = {"alpha": 1.5} if op == "QuickGelu" else {}
+    _check(helper.make_node(op, names, ["y"], domain=MS, **attrs), inputs, ["y"], dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_bias_add_and_bias_split_gelu_against_their_definitions(dtype):
+    """Both have CUDA kernels only in ONNX Runtime: float64 references from
+    docs/ContribOperators.md's definitions."""
+    rng = np.random.default_rng(11)
+    x, skip = _rand(rng, (2, 6, 32), dtype), _rand(rng, (2, 6, 32), dtype)
+    bias = _rand(rng, (32,), dtype)
+    f64 = [v.astype(np.float64) for v in (x, bias, skip)]
+    cases = [("BiasAdd", ["x", "bias", "skip"], f64[0] + f64[1] + f64[2]),
+             ("BiasSplitGelu", ["x", "bias"],
+              (f64[0] + f64[1])[..., :16] * _erf_gelu((f64[0] + f64[1])[..., 16:]))]
+    for op, names, want in cases:
+        inputs = {n: v for n, v in (("x", x), ("bias", bias), ("skip", skip)) if n in names}
+        model = _model(helper.make_node(op, names, ["y"], domain=MS), inputs, ["y"])
+        (got,) = donnx.InferenceSession(model).run(None, inputs)
+        assert got.shape == want.shape and got.dtype == dtype
+        assert np.abs(got - want).max() <= TOL[dtype] * np.abs(want).max(), op
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("ta, tb, a_shape, b_shape", [
+    (0, 0, (3, 8), (8, 5)), (1, 0, (8, 3), (8, 5)), (0, 1, (2, 3, 8), (5, 8)),
+    (1, 1, (4, 2, 8, 3), (4, 1, 5, 8))])
+def test_fused_matmul_against_onnx_runtime(dtype, ta, tb, a_shape, b_shape):
+    rng = np.random.default_rng(12)
+    inputs = {"a": _rand(rng, a_shape, dtype), "b": _rand(rng, b_shape, dtype)}
+    node = helper.make_node("FusedMatMul", ["a", "b"], ["y"], domain=MS, transA=ta, transB=tb,
+                            alpha=0.75)
+    _check(node, inputs, ["y"], dtype)
+
+
+def _group_norm_reference(x, gamma, beta, groups, eps, last, silu):
+    x = x.astype(np.float64)
+    if last:
+        x = x.transpose(0, 3, 1, 2)
+    n, c = x.shape[:2]
+    g = x.reshape(n, groups, -1)
+    y = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + eps))
+    y = y.reshape(x.shape) * gamma.astype(np.float64)[None, :, None, None] + \
+        beta.astype(np.float64)[None, :, None, None]
+    if silu:
+        y = y / (1 + np.exp(-y))
+    return y.transpose(0, 2, 3, 1) if last else y
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("last, silu", [(1, 0), (1, 1), (0, 1)])
+def test_group_norm_against_its_definition(dtype, last, silu):
+    """GroupNorm has CUDA kernels only in ONNX Runtime: a float64 reference."""
+    rng = np.random.default_rng(13)
+    shape = (2, 4, 5, 12) if last else (2, 12, 4, 5)
+    inputs = {"x": _rand(rng, shape, dtype, 3.0), "gamma": _rand(rng, (12,), np.float32),
+              "beta": _rand(rng, (12,), np.float32)}
+    node = helper.make_node("GroupNorm", ["x", "gamma", "beta"], ["y"], domain=MS, groups=3,
+                            epsilon=1e-5, activation=silu, channels_last=last)
+    (got,) = donnx.InferenceSession(_model(node, inputs, ["y"])).run(None, inputs)
+    want = _group_norm_reference(inputs["x"], inputs["gamma"], inputs["beta"], 3, 1e-5, last,
+                                 silu)
+    assert got.shape == want.shape and got.dtype == dtype
+    assert np.abs(got - want).max() <= TOL[dtype] * np.abs(want).max()
+
+
+@pytest.mark.parametrize("zp_type", [np.uint8, np.int8])
+def test_contrib_quantize_and_dequantize_linear_are_exact(zp_type):
+    rng = np.random.default_rng(14)
+    x = _rand(rng, (3, 10), np.float32, 4.0)
+    scale, zp = np.array(0.05, np.float32), np.array(3, zp_type)
+    q = _check(helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], domain=MS),
+               {"x": x, "s": scale, "z": zp}, ["q"], np.float32, out_dtype=zp_type)[0]
+    ref = ort.InferenceSession(_model(helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"],
+                                                       domain=MS), {"x": x, "s": scale, "z": zp},
+                                      ["q"], out_dtype=zp_type).SerializeToString(),
+                               providers=["CPUExecutionProvider"]).run(None, {"x": x, "s": scale,
+                                                                              "z": zp})[0]
+    np.testing.assert_array_equal(q, ref)
+    d = _check(helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], domain=MS),
+               {"q": q, "s": scale, "z": zp}, ["y"], np.float32, out_dtype=np.float32)[0]
+    np.testing.assert_array_equal(d, (q.astype(np.float32) - np.float32(zp)) * scale)

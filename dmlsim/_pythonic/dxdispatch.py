@@ -15,8 +15,8 @@ ONNX dispatchables (``"type": "onnx"``, and an ``.onnx`` file given in place of 
 as DxDispatch takes one) run through a ``dmlsim.onnx`` InferenceSession on the same DML device
 (``dxdispatch_onnx``), with ``"deferred"`` resources taking their type, shape and values from
 the output bound to them. HLSL and serialized-graph dispatchables are refused at load with the
-dispatchable's name and type. Where DxDispatch prints UINT8/INT8 values as characters (``operator<<`` of a char
-type), dmlsim prints the numbers.
+dispatchable's name and type. Where DxDispatch prints UINT8/INT8 values as characters
+(``operator<<`` of a char type), dmlsim prints the numbers.
 """
 from __future__ import annotations
 

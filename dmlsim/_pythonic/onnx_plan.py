@@ -13,6 +13,7 @@ from .onnx_lower import Lowering
 from .onnx_rules import ACTIVATIONS, RULES as ELEMENTWISE
 from .onnx_rules_attention import RULES as ATTENTION
 from .onnx_rules_contrib import RULES as CONTRIB
+from .onnx_rules_contrib_nn import RULES as CONTRIB_NN
 from .onnx_rules_fill import RULES as FILL
 from .onnx_rules_nn import RULES as NN
 from .onnx_rules_quant import RULES as QUANT
@@ -21,7 +22,7 @@ from .onnx_rules_shape import RULES as SHAPE
 from .run import Prepared, device_state
 
 RULES = {**ELEMENTWISE, **NN, **SHAPE, **QUANT, **RECURRENT, **FILL,
-         **ATTENTION, **CONTRIB}
+         **ATTENTION, **CONTRIB, **CONTRIB_NN}
 
 
 def make_device(feature_level=None):

@@ -73,7 +73,7 @@ def _refuse(L, node, what):
                         "does not take it)")
 
 
-def _as(expr, dtype):
+def cast_to(expr, dtype):
     """``expr`` CAST to the DML type of numpy ``dtype`` (itself when it has that type)."""
     want = dml_type(dtype)
     return expr if expr.GetOutputDesc().dataType == want else F.Cast(expr, want)
@@ -85,10 +85,10 @@ def _normalize(L, x_expr, shape, dtype, scale, bias, axes, eps, use_mean):
     """MVN (1, or 2 without the mean) of ``x_expr`` [``shape``] with ``scale`` (and ``bias``)
     broadcast; computes in the wider of the input's and the scale's types, returns the scale's."""
     compute = np.float32 if np.float32 in (np.dtype(dtype), scale.dtype) else dtype
-    es = _as(L.broadcast(scale, shape), compute)
-    eb = None if bias is None else _as(L.broadcast(bias, shape), compute)
-    y = F.MeanVarianceNormalization(_as(x_expr, compute), es, eb, axes, True, use_mean, eps)
-    return _as(y, scale.dtype)
+    es = cast_to(L.broadcast(scale, shape), compute)
+    eb = None if bias is None else cast_to(L.broadcast(bias, shape), compute)
+    y = F.MeanVarianceNormalization(cast_to(x_expr, compute), es, eb, axes, True, use_mean, eps)
+    return cast_to(y, scale.dtype)
 
 
 def _simplified_layernorm(L, node, ins, attrs, act):
@@ -222,13 +222,13 @@ def _gqa(L, node, ins, attrs, act):
 
     presents = []
     for new, past in ((k, pk), (v, pv)):
-        fresh = heads(_as(L.tensor(new), wide), s)
+        fresh = heads(cast_to(L.tensor(new), wide), s)
         if s > 1:   # a first prompt: the new positions from 0, then the rest of the buffer
-            rest = [] if m == s else [_as(F.Slice(L.tensor(past), [0, 0, s, 0],
+            rest = [] if m == s else [cast_to(F.Slice(L.tensor(past), [0, 0, s, 0],
                                                   [b, kvn, m - s, hs], [1, 1, 1, 1]), wide)]
             presents.append(F.Join([fresh] + rest, 2) if rest else fresh)
             continue
-        old = [] if buf == 0 else [_as(L.tensor(past), wide)]
+        old = [] if buf == 0 else [cast_to(L.tensor(past), wide)]
         if buf < m:
             old.append(const(0.0, (b, kvn, m - buf, hs)))
         old = F.Join(old, 2) if len(old) > 1 else old[0]
@@ -248,14 +248,15 @@ def _gqa(L, node, ins, attrs, act):
     kv3 = [Reinterpret(X["Identity"](Reinterpret(p, [b, m, kvn, hs],
                                                  [kvn * m * hs, hs, m * hs, 1])),
                        [b, m, kvn * hs], None) for p in presents]
-    tensors = {"QueryTensor": _as(L.tensor(q), wide), "KeyTensor": kv3[0], "ValueTensor": kv3[1],
+    tensors = {"QueryTensor": cast_to(L.tensor(q), wide), "KeyTensor": kv3[0],
+               "ValueTensor": kv3[1],
                "RelativePositionBiasTensor": bias}
     fields = {"Scale": float(attrs.get("scale", 1.0 / np.sqrt(hs))), "MaskFilterValue": -10000.0,
               "QueryHeadCount": n, "KeyValueHeadCount": kvn,
               "MaskType": dml.DML_MULTIHEAD_ATTENTION_MASK_TYPE_NONE}
     y = make_node(node.op_type, "MULTIHEAD_ATTENTION1", tensors, fields, graph=g)[0]
-    out = [L.new(_as(y, q.dtype), (b, s, n * hs), q.dtype)]
-    out += [L.new(_as(p, q.dtype), tuple(positions), q.dtype) for p in presents]
+    out = [L.new(cast_to(y, q.dtype), (b, s, n * hs), q.dtype)]
+    out += [L.new(cast_to(p, q.dtype), tuple(positions), q.dtype) for p in presents]
     return out[:len(node.output)]
 
 

@@ -86,5 +86,5 @@ class Backend(_Backend):
         return device == "CUDA" and dml.info()["backend"] == "gpu"
 
 
-__all__ = ["InferenceSession", "Session", "Plan", "prepare", "Backend", "BackendRepresentation", "supported_operators",
-           "RULES"]
+__all__ = ["InferenceSession", "Session", "Plan", "prepare", "Backend", "BackendRepresentation",
+           "supported_operators", "RULES"]
