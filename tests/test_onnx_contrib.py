@@ -423,3 +423,84 @@ def test_contrib_quantize_and_dequantize_linear_are_exact(zp_type):
     d = _check(helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], domain=MS),
                {"q": q, "s": scale, "z": zp}, ["y"], np.float32, out_dtype=np.float32)[0]
     np.testing.assert_array_equal(d, (q.astype(np.float32) - np.float32(zp)) * scale)
+
+
+# ---- an Olive-style UNet block against its unfused twin ---------------------------------------
+
+def _unet_block(fused: bool):
+    """x [B, H, W, C] -> GroupNorm(SiLU) -> packed-QKV self-attention -> BiasSplitGelu, written
+    with the contrib operators (as Olive's Stable Diffusion for DirectML has it) or with plain
+    ONNX operators (the unfused twin ONNX Runtime's CPU provider runs)."""
+    rng = np.random.default_rng(15)
+    b, h, w, c, heads, groups = 2, 3, 4, 16, 2, 4
+    s, hd = h * w, c // heads
+    init = {"gamma": rng.uniform(0.5, 1.5, c).astype(np.float32),
+            "beta": _rand(rng, (c,), np.float32, 0.1),
+            "wqkv": _rand(rng, (c, 3 * c), np.float32, 0.3),
+            "wo": _rand(rng, (c, 2 * c), np.float32, 0.3),
+            "bias": _rand(rng, (2 * c,), np.float32, 0.1)}
+    consts = {"s_bsc": [b, s, c], "s_packed": [b, s, heads, 3, hd], "s_groups": [b, s, groups, -1],
+              "s_x": [b, h, w, c], "half": [c, c]}
+    N = helper.make_node
+    if fused:
+        nodes = [N("GroupNorm", ["x", "gamma", "beta"], ["g"], domain=MS, groups=groups,
+                   activation=1, channels_last=1, epsilon=1e-5)]
+    else:
+        init["eps"], init["two"] = np.array(1e-5, np.float32), np.array(2.0, np.float32)
+        nodes = [N("Reshape", ["x", "s_groups"], ["xg"]),
+                 N("ReduceMean", ["xg"], ["mu"], axes=[1, 3]), N("Sub", ["xg", "mu"], ["d"]),
+                 N("Pow", ["d", "two"], ["d2"]), N("ReduceMean", ["d2"], ["var"], axes=[1, 3]),
+                 N("Add", ["var", "eps"], ["ve"]), N("Sqrt", ["ve"], ["sd"]),
+                 N("Div", ["d", "sd"], ["nx"]), N("Reshape", ["nx", "s_x"], ["n4"]),
+                 N("Mul", ["n4", "gamma"], ["ng"]), N("Add", ["ng", "beta"], ["nb"]),
+                 N("Sigmoid", ["nb"], ["sg"]), N("Mul", ["nb", "sg"], ["g"])]
+    nodes += [N("Reshape", ["g", "s_bsc"], ["hs"]), N("MatMul", ["hs", "wqkv"], ["qkv0"]),
+              N("Reshape", ["qkv0", "s_packed"], ["qkv"])]
+    if fused:
+        nodes += [N("MultiHeadAttention", ["qkv"], ["att"], domain=MS, num_heads=heads)]
+    else:
+        init["scale"] = np.array(1 / np.sqrt(hd), np.float32)
+        nodes += [N("Split", ["qkv"], ["q0", "k0", "v0"], axis=3)]
+        for p in "qkv":
+            nodes += [N("Squeeze", [f"{p}0", "ax3"], [f"{p}1"]),
+                      N("Transpose", [f"{p}1"], [f"{p}2"], perm=[0, 2, 1, 3])]
+        init["ax3"] = np.array([3], np.int64)
+        nodes += [N("Transpose", ["k2"], ["kt"], perm=[0, 1, 3, 2]),
+                  N("MatMul", ["q2", "kt"], ["sc0"]), N("Mul", ["sc0", "scale"], ["sc"]),
+                  N("Softmax", ["sc"], ["p"], axis=-1), N("MatMul", ["p", "v2"], ["o0"]),
+                  N("Transpose", ["o0"], ["o1"], perm=[0, 2, 1, 3]),
+                  N("Reshape", ["o1", "s_bsc"], ["att"])]
+    nodes += [N("MatMul", ["att", "wo"], ["proj"])]
+    if fused:
+        nodes += [N("BiasSplitGelu", ["proj", "bias"], ["y"], domain=MS)]
+    else:
+        init["sqrt2"], init["one"] = np.array(np.sqrt(2), np.float32), np.array(1, np.float32)
+        init["halfc"] = np.array(0.5, np.float32)
+        nodes += [N("Add", ["proj", "bias"], ["pb"]),
+                  N("Split", ["pb", "half"], ["left", "right"], axis=-1),
+                  N("Div", ["right", "sqrt2"], ["r1"]), N("Erf", ["r1"], ["r2"]),
+                  N("Add", ["r2", "one"], ["r3"]), N("Mul", ["right", "r3"], ["r4"]),
+                  N("Mul", ["r4", "halfc"], ["gelu"]), N("Mul", ["left", "gelu"], ["y"])]
+    inits = [helper.make_tensor(k, helper.np_dtype_to_tensor_dtype(np.asarray(v).dtype),
+                                np.shape(v), np.asarray(v).reshape(-1).tolist())
+             for k, v in {**init, **{k: np.array(v, np.int64) for k, v in consts.items()}}.items()]
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(nodes, "unet_block", [vi("x", 1, [b, h, w, c])],
+                              [vi("y", 1, [b, s, c])], inits)
+    model = helper.make_model(graph, ir_version=IR, opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    return model, (b, h, w, c)
+
+
+def test_an_olive_style_unet_block_matches_its_unfused_twin_on_onnx_runtime():
+    fused, shape = _unet_block(True)
+    twin, _ = _unet_block(False)
+    x = np.random.default_rng(16).standard_normal(shape).astype(np.float32)
+    (want,) = ort.InferenceSession(twin.SerializeToString(),
+                                   providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    session = donnx.InferenceSession(fused)
+    (got,) = session.run(None, {"x": x})
+    assert got.shape == want.shape
+    assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+    text = session.describe()
+    assert "MEAN_VARIANCE_NORMALIZATION1" in text and "MULTIHEAD_ATTENTION" in text
