@@ -333,12 +333,13 @@ def _erf_gelu(x):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-@pytest.mark.parametrize("op", ["Gelu", "BiasGelu", "QuickGelu"])
+@pytest.mark.parametrize("op", ["Gelu", "BiasGelu", "QuickGelu", "FastGelu", "FastGelu+bias"])
 def test_gelu_family_against_onnx_runtime(dtype, op):
     rng = np.random.default_rng(10)
     inputs = {"x": _rand(rng, (2, 3, 16), dtype, 2.0)}
     names = ["x"]
-    if op == "BiasGelu":
+    op, _, with_bias = op.partition("+")
+    if op == "BiasGelu" or with_bias:
         inputs["bias"] = _rand(rng, (16,), dtype)
         names.append("bias")
     attrs = {"alpha": 1.5} if op == "QuickGelu" else {}

@@ -5,6 +5,10 @@ models), onto DML operators. Same rule signature as ``onnx_rules``.
 - **Gelu**: ACTIVATION_GELU. **BiasGelu**: ELEMENT_WISE_ADD of the bias (zero strides), then
   ACTIVATION_GELU. **QuickGelu**: ``x * sigmoid(alpha * x)`` is ACTIVATION_SWISH with
   SigmoidInputScale = alpha (default 1.702).
+- **FastGelu** (the tanh form, ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))``, after an
+  optional bias): ELEMENT_WISE_MULTIPLY for x^2, ELEMENT_WISE_IDENTITY with a ScaleBias for
+  ``0.044715 c x^2 + c``, MULTIPLY by x, ACTIVATION_TANH, IDENTITY with ScaleBias (0.5, 0.5),
+  MULTIPLY by x: each step rounds to the tensor's type.
 - **BiasAdd** (``X + bias + skip``, [N, S, C] with bias [C]): two ELEMENT_WISE_ADDs.
 - **BiasSplitGelu** (``X + bias`` split in halves along the last axis, ``left * gelu(right)``):
   ELEMENT_WISE_ADD, the halves read as strided views of the sum, ACTIVATION_GELU of the right
@@ -49,6 +53,18 @@ def _bias_gelu(L, node, ins, attrs, act):
 def _quick_gelu(L, node, ins, attrs, act):
     x = ins[0]
     y = X["ActivationSwish"](L.tensor(x), SigmoidInputScale=float(attrs.get("alpha", 1.702)))
+    return L.new(y, x.shape, x.dtype)
+
+
+def _fast_gelu(L, node, ins, attrs, act):
+    x = ins[0]
+    e = L.tensor(x)
+    if len(ins) > 1 and ins[1] is not None:
+        e = X["Add"](e, L.broadcast(ins[1], x.shape))
+    c = float(np.sqrt(2.0 / np.pi))
+    inner = X["Identity"](X["Multiply"](e, e), dml.DML_SCALE_BIAS(0.044715 * c, c))
+    t = X["ActivationTanh"](X["Multiply"](e, inner))
+    y = X["Multiply"](e, X["Identity"](t, dml.DML_SCALE_BIAS(0.5, 0.5)))
     return L.new(y, x.shape, x.dtype)
 
 
@@ -124,7 +140,7 @@ def _group_norm(L, node, ins, attrs, act):
 
 
 RULES = {"com.microsoft.Gelu": _gelu, "com.microsoft.BiasGelu": _bias_gelu,
-         "com.microsoft.QuickGelu": _quick_gelu, "com.microsoft.BiasAdd": _bias_add,
+         "com.microsoft.QuickGelu": _quick_gelu, "com.microsoft.FastGelu": _fast_gelu, "com.microsoft.BiasAdd": _bias_add,
          "com.microsoft.BiasSplitGelu": _bias_split_gelu,
          "com.microsoft.FusedMatMul": _fused_matmul, "com.microsoft.GroupNorm": _group_norm,
          "com.microsoft.QuantizeLinear": ONNX_RULES["QuantizeLinear"],
