@@ -350,8 +350,14 @@ class InferenceSession:
         if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or flags < 0:
             fail(dml.E_INVALIDARG, f"SessionOptions.execution_flags is {flags!r}; "
                                    "DML_EXECUTION_FLAGS (an integer)")
-        plan = self._plan_type(model, self.device, fuse=fuse, base_dir=self._base_dir,
-                               flags=int(flags))
+        try:
+            plan = self._plan_type(model, self.device, fuse=fuse, base_dir=self._base_dir,
+                                   flags=int(flags))
+        except dml.HResultError:
+            raise
+        except Exception as e:  # noqa: BLE001 -- a model its own schema does not allow
+            fail(dml.E_INVALIDARG, f"{self._what} is malformed (INVALID_GRAPH): "
+                                   f"{type(e).__name__}: {e}")
         if feeds is None:
             feeds = {n: np.empty(0, s.dtype) for n in shapes for s in self._inputs
                      if s.name == n}

@@ -301,6 +301,10 @@ class Lowering:
             if e.message.startswith("dmlsim.onnx: "):
                 raise
             fail(e.hresult, f"{self.label(node)}: {e.message}")
+        except Exception as e:  # noqa: BLE001 -- a node its operator's schema does not allow
+            fail(dml.E_INVALIDARG, f"{self.label(node)}: the node is malformed for "
+                                   f"{node.op_type} (inputs {list(node.input)}, attributes "
+                                   f"{sorted(attrs)}): {type(e).__name__}: {e}")
         outs = outs if isinstance(outs, list) else [outs]
         made = []
         for name, v in zip(names, outs):
