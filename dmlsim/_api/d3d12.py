@@ -13,7 +13,7 @@ from .._debug import install
 from . import d3d12_types as T
 from .com import IUnknown, NamedObject, adopt, seq_arg, entry
 from .limits import (DESCRIPTOR_BYTES, MAX_SHADER_VISIBLE_DESCRIPTORS, UINT64_LIMIT, copy_error,
-                     memory_budget, uint64_arg)
+                     memory_budget, uint32_arg, uint64_arg)
 from .info_queue import ID3D12DebugDevice, ID3D12InfoQueue, ID3D12InfoQueue1, report_live_objects
 
 HEAP_DEFAULT, HEAP_UPLOAD, HEAP_READBACK, HEAP_CUSTOM = (
@@ -142,7 +142,7 @@ class ID3D12Device(ID3D12Object):
         m = "ID3D12Device::CreateCommittedResource"
         if pHeapProperties is None or pDesc is None:
             fail(E_INVALIDARG, f"{m}: pHeapProperties and pDesc are required")
-        heap = int(pHeapProperties.Type)
+        heap = uint32_arg(m, "pHeapProperties.Type", pHeapProperties.Type)
         if heap not in (1, 2, 3):
             fail(E_INVALIDARG if heap != 4 else E_NOTIMPL,
                  f"{m}: heap type {heap} is not DEFAULT, UPLOAD or READBACK")

@@ -17,6 +17,7 @@ from .._schema import structs_generated as S
 from .._schema.d3d12_enums import D3D12_COMMAND_LIST_TYPE, D3D12_DESCRIPTOR_HEAP_TYPE
 from .._schema.operators_generated import OPERATORS
 from .._core.graph import CompiledGraph
+from . import limits
 from .com import NamedObject, adopt, seq_arg, entry
 from .graph import graph_spec
 
@@ -329,8 +330,9 @@ class IDMLDevice(IDMLObject):
         if not isinstance(op, IDMLOperator) or op._device is not self:
             fail(E_INVALIDARG, "IDMLDevice::CompileOperator: op must be an IDMLOperator created "
                                "by this device")
-        if int(flags) & ~0x7:
-            fail(E_INVALIDARG, f"IDMLDevice::CompileOperator: flags 0x{int(flags):X} has bits that "
+        flags = limits.uint32_arg("IDMLDevice::CompileOperator", "flags", flags)
+        if flags & ~0x7:
+            fail(E_INVALIDARG, f"IDMLDevice::CompileOperator: flags 0x{flags:X} has bits that "
                                "are not DML_EXECUTION_FLAGS")
         c = core.CompiledOperator(op._core, int(flags))
         # Compiled programs are shared by every compilation of the same desc and flags.
@@ -467,10 +469,27 @@ def DMLCalcBufferTensorSize(dataType: int, dimensionCount: int, sizes: Sequence[
                             strides: Sequence[int] | None = None) -> int:
     """Bytes a buffer tensor spans: (sum((Sizes[i]-1)*Strides[i]) + 1) * element size,
     rounded up to 4; packed strides when ``strides`` is None."""
-    sizes = list(sizes)[:int(dimensionCount)] if dimensionCount else list(sizes)
+    m = "DMLCalcBufferTensorSize"
+    dt = limits.uint32_arg(m, "dataType", dataType)  # an unknown type is 0 bytes (the page)
+    count = limits.uint32_arg(m, "dimensionCount", dimensionCount)
+    sizes = _uint_list(m, "sizes", sizes)
+    if count > len(sizes):
+        fail(E_INVALIDARG, f"{m}: dimensionCount is {count} but sizes has {len(sizes)} values")
+    sizes = sizes[:count] if count else sizes
     if strides is not None:
-        strides = list(strides)[:len(sizes)]
-    return dtypes.calc_buffer_tensor_size(int(dataType), sizes, strides)
+        strides = _uint_list(m, "strides", strides)
+        if len(strides) < len(sizes):
+            fail(E_INVALIDARG, f"{m}: strides has {len(strides)} values for {len(sizes)} "
+                               "dimensions")
+        strides = strides[:len(sizes)]
+    return dtypes.calc_buffer_tensor_size(dt, sizes, strides)
+
+
+def _uint_list(method, name, values) -> list:
+    """A C ``const UINT*`` array argument: a sequence of UINTs (each checked)."""
+    if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        fail(E_INVALIDARG, f"{method}: {name} is {values!r}; a sequence of UINT is required")
+    return [limits.uint32_arg(method, f"{name}[{i}]", v) for i, v in enumerate(values)]
 
 
 __all__ = ["IDMLObject", "IDMLDeviceChild", "IDMLPageable", "IDMLOperator", "IDMLDispatchable",

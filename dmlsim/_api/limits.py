@@ -32,6 +32,19 @@ def uint64_arg(method: str, name: str, value) -> int:
     return v
 
 
+def uint32_arg(method: str, name: str, value) -> int:
+    """``value`` as a UINT argument (an int or NumPy integer in [0, 2^32), not a bool, not a
+    float, not None); otherwise E_INVALIDARG naming the method, the parameter and the value."""
+    if type(value) is int and 0 <= value < 1 << 32:
+        return value
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        fail(E_INVALIDARG, f"{method}: {name} is {value!r}; a UINT is required")
+    v = value.__index__()
+    if not 0 <= v < 1 << 32:
+        fail(E_INVALIDARG, f"{method}: {name} is {v}; a UINT is in [0, 2^32)")
+    return v
+
+
 def memory_budget() -> int:
     """Bytes dmlsim lets one device allocate: ``DMLSIM_MEMORY_BUDGET`` if set, else what the
     JAX device reports (``bytes_limit``), else the machine's physical memory. Reported as the

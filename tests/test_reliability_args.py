@@ -1,0 +1,56 @@
+"""Issue 30's argument checks: C's UINT parameters refuse negative, non-integral, bool and None
+values with E_INVALIDARG naming the method, the parameter and the value (DMLCalcBufferTensorSize
+returned -12 for a size of -1), and the two NULL checks where D3D12 answers E_INVALIDARG, not
+E_POINTER."""
+import numpy as np
+import pytest
+
+import dmlsim as dml
+
+F32 = dml.DML_TENSOR_DATA_TYPE_FLOAT32
+
+
+@pytest.mark.parametrize("args, words", [
+    ((F32, 2, [-1, 3]), "sizes[0] is -1"),
+    ((F32, 2, [2.0, 3]), "sizes[0] is 2.0"),
+    ((F32, 2, np.array([2.0, 3.0])), "sizes[0] is"),
+    ((F32, 2, [True, 3]), "sizes[0] is True"),
+    ((F32, 2, [2, 1 << 32]), "sizes[1] is 4294967296"),
+    ((F32, 3, [2, 3]), "dimensionCount is 3 but sizes has 2 values"),
+    ((F32, -1, [2, 3]), "dimensionCount is -1"),
+    ((None, 2, [2, 3]), "dataType is None"),
+    ((F32, 2, None), "sizes is None"),
+    ((F32, 2, [2, 3], [1]), "strides has 1 values for 2 dimensions"),
+    ((F32, 2, [2, 3], [3, -1]), "strides[1] is -1"),
+])
+def test_calc_buffer_tensor_size_refuses_what_is_not_a_uint(args, words):
+    with pytest.raises(dml.HResultError) as e:
+        dml.DMLCalcBufferTensorSize(*args)
+    assert e.value.hresult == dml.E_INVALIDARG
+    assert e.value.message.startswith("DMLCalcBufferTensorSize: ") and words in e.value.message
+
+
+def test_calc_buffer_tensor_size_still_computes_the_page_formula():
+    assert dml.DMLCalcBufferTensorSize(F32, 2, [2, 3]) == 24
+    assert dml.DMLCalcBufferTensorSize(F32, 2, np.array([2, 3])) == 24
+    assert dml.DMLCalcBufferTensorSize(dml.DML_TENSOR_DATA_TYPE_FLOAT16, 2, [3, 3], [0, 1]) == 8
+    assert dml.DMLCalcBufferTensorSize(F32, 2, [2, 3, 4]) == 24  # the first dimensionCount
+    assert dml.DMLCalcBufferTensorSize(999, 1, [4]) == 0  # the page's helper: unknown type
+
+
+def test_none_flags_and_heap_type_are_invalid_arguments_as_in_d3d12():
+    d3d = dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0)
+    dev = dml.DMLCreateDevice(d3d, 0)
+    a = np.ones(3, np.float32)
+    op = dev.CreateOperator(dml.operator_desc("ELEMENT_WISE_IDENTITY", InputTensor=a,
+                                              OutputTensor=a))
+    for flags in (None, 1.0, -1):
+        with pytest.raises(dml.HResultError) as e:
+            dev.CompileOperator(op, flags)
+        assert e.value.hresult == dml.E_INVALIDARG and "flags is" in e.value.message
+    with pytest.raises(dml.HResultError) as e:
+        d3d.CreateCommittedResource(dml.CD3DX12_HEAP_PROPERTIES(None), 0,
+                                    dml.CD3DX12_RESOURCE_DESC.Buffer(64), 0, None)
+    assert e.value.hresult == dml.E_INVALIDARG
+    assert "pHeapProperties.Type is None" in e.value.message
+    assert dev.GetDeviceRemovedReason() == dml.S_OK
