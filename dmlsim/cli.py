@@ -128,6 +128,8 @@ def _hello(args) -> int:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="dmlsim", description="DirectML without Windows")
+    from . import __version__
+    p.add_argument("--version", action="version", version=f"dmlsim {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("dispatch", help="run a DxDispatch JSON model (or an .onnx file)")
     d.add_argument("model")

@@ -6,6 +6,7 @@ whatever it returns is what the full object model computes. It uses public names
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 
@@ -42,14 +43,17 @@ def operator_desc(op_name: str, **fields) -> Any:
     Required output tensors left out are inferred from the operator's shape rule
     (``dmlsim.infer_outputs``) when every required input is given and the rule can; call
     ``dmlsim.infer_outputs`` directly to see why it cannot."""
-    name = op_name if op_name.startswith("DML_OPERATOR_") else "DML_OPERATOR_" + op_name
+    name = _operator_name(op_name)
     schema = OPERATORS[name]
     desc = DESC_STRUCTS[name]()
     kinds = {f["name"]: f for f in schema["fields"]}
     for key, value in fields.items():
         f = kinds.get(key)
         if f is None:
-            raise TypeError(f"{name}: no field {key!r}")
+            close = difflib.get_close_matches(key, list(kinds), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (fields: {', '.join(kinds)})"
+            raise dml.HResultError(dml.E_INVALIDARG,
+                                   f"operator_desc: {name} has no field {key!r}{hint}")
         st = f.get("schema_type")
         if st == "tensor_desc" and isinstance(value, np.ndarray):
             value = tensor_desc(value)
@@ -84,6 +88,23 @@ def operator_desc(op_name: str, **fields) -> Any:
             if f in inferred:
                 setattr(desc, f, inferred[f])
     return op
+
+
+def _operator_name(op_name) -> str:
+    """The DML_OPERATOR_* name for "ELEMENT_WISE_ADD", "element_wise_add" or the full C name;
+    an unknown one is E_INVALIDARG with the closest names."""
+    if not isinstance(op_name, str):
+        raise dml.HResultError(dml.E_INVALIDARG, f"operator_desc: op_name is {op_name!r}; an "
+                                                 "operator name such as 'ELEMENT_WISE_ADD'")
+    name = op_name.strip().upper()
+    name = name if name.startswith("DML_OPERATOR_") else "DML_OPERATOR_" + name
+    if name not in OPERATORS:
+        short = [n[len("DML_OPERATOR_"):] for n in OPERATORS]
+        close = difflib.get_close_matches(name[len("DML_OPERATOR_"):], short, n=3, cutoff=0.7)
+        hint = f"; did you mean {', '.join(close)}?" if close else " (dmlsim ops lists them)"
+        raise dml.HResultError(dml.E_INVALIDARG,
+                               f"operator_desc: no operator {op_name!r}{hint}")
+    return name
 
 
 def _nested(value):
