@@ -421,3 +421,19 @@ def shared_env():
     e = Env(level=MAX_LEVEL)
     yield e
     e.check()
+
+
+def llm_feeds(tokens, past=0, buf=None, kv=None, layers=2, kv_heads=2, head_size=16):
+    """The feeds of tests/models/genai's decoders (genai_config.json's names): one batch row of
+    ``tokens`` after ``past`` positions; the KV cache is ``kv`` ({output name: array} of the
+    previous step: present.L.key becomes past_key_values.L.key), else zeros of ``buf``
+    positions (0: a growing cache's first step)."""
+    t = len(tokens)
+    feeds = {"input_ids": np.array([tokens], np.int64),
+             "attention_mask": np.ones((1, past + t), np.int64),
+             "position_ids": np.arange(past, past + t, dtype=np.int64)[None]}
+    for layer in range(layers):
+        for name in ("key", "value"):
+            feeds[f"past_key_values.{layer}.{name}"] = kv[f"present.{layer}.{name}"] if kv \
+                else np.zeros((1, kv_heads, buf or 0, head_size), np.float16)
+    return feeds

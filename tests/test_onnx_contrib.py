@@ -12,6 +12,7 @@ from onnx import helper
 
 import dmlsim as dml
 import dmlsim.onnx as donnx
+from helpers import llm_feeds
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -227,20 +228,6 @@ def test_group_query_attention_variants_the_provider_does_not_take_are_named():
 
 # ---- the tiny LLM built for DirectML ----------------------------------------------------------
 
-def _llm_feeds(tokens, past=0, buf=None, kv=None):
-    """The decoder's feeds; ``kv`` {output name: array} of the previous step (present.L.key
-    becomes past_key_values.L.key)."""
-    t = len(tokens)
-    feeds = {"input_ids": np.array([tokens], np.int64),
-             "attention_mask": np.ones((1, past + t), np.int64),
-             "position_ids": np.arange(past, past + t, dtype=np.int64)[None]}
-    for layer in range(2):
-        for name in ("key", "value"):
-            feeds[f"past_key_values.{layer}.{name}"] = kv[f"present.{layer}.{name}"] if kv \
-                else np.zeros((1, 2, buf or 0, 16), np.float16)
-    return feeds
-
-
 @pytest.mark.parametrize("folder", ["llama-fp16", "llama-int4"])
 @pytest.mark.parametrize("buf", [None, 16], ids=["growing-kv", "shared-kv-buffer"])
 def test_the_genai_llm_prefill_and_decode_match_onnx_runtime(folder, buf):
@@ -250,7 +237,7 @@ def test_the_genai_llm_prefill_and_decode_match_onnx_runtime(folder, buf):
     path = GENAI / folder / "model.onnx"
     session = donnx.InferenceSession(path)
     ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    feeds = _llm_feeds([0, 5, 7, 9], buf=buf)
+    feeds = llm_feeds([0, 5, 7, 9], buf=buf)
     for step in range(2):
         got, want = session.run(None, feeds), ref.run(None, feeds)
         for name, g, w in zip(session.output_names, got, want):
@@ -258,7 +245,7 @@ def test_the_genai_llm_prefill_and_decode_match_onnx_runtime(folder, buf):
             err = np.abs(g.astype(np.float64) - w.astype(np.float64)).max()
             assert err <= 1e-2 * np.abs(w.astype(np.float64)).max(), (step, name, err)
         np.testing.assert_array_equal(got[0][0, -1].argmax(), want[0][0, -1].argmax())
-        feeds = _llm_feeds([int(want[0][0, -1].argmax())], past=4,
+        feeds = llm_feeds([int(want[0][0, -1].argmax())], past=4,
                            kv=dict(zip(session.output_names, want)))
 
 

@@ -16,6 +16,7 @@ from onnx.reference import ReferenceEvaluator
 
 import dmlsim as dml
 import dmlsim.onnx as donnx
+from helpers import llm_feeds
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -263,18 +264,6 @@ def test_files_that_are_not_models_are_invalid_arguments(tmp_path, data):
 
 # ---- a language model built for DirectML by onnxruntime-genai's builder ------------------------
 
-def _llm_feeds(tokens, past=0, heads=2, head_size=16):
-    t = len(tokens)
-    feeds = {"input_ids": np.array([tokens], np.int64),
-             "attention_mask": np.ones((1, past + t), np.int64),
-             "position_ids": np.arange(past, past + t, dtype=np.int64)[None]}
-    for layer in range(2):
-        for kv in ("key", "value"):
-            feeds[f"past_key_values.{layer}.{kv}"] = np.zeros((1, heads, past, head_size),
-                                                              np.float16)
-    return feeds
-
-
 def test_a_genai_llm_for_directml_binds_its_dynamic_shapes_per_signature():
     """tests/models/genai/llama-fp16 (tools/make_tiny_llm.py): every input is dynamic
     (batch_size, sequence_length, total_sequence_length, past_sequence_length). Each prompt
@@ -287,11 +276,11 @@ def test_a_genai_llm_for_directml_binds_its_dynamic_shapes_per_signature():
     assert session.get_inputs()[0].shape == ["batch_size", "sequence_length"]
     assert session.plan_cache_info().misses == 0  # nothing static to plan up front
     for tokens in ([0, 5, 7, 9], [0, 5]):
-        logits = session.run(["logits"], _llm_feeds(tokens))[0]
+        logits = session.run(["logits"], llm_feeds(tokens))[0]
         assert logits.shape == (1, len(tokens), 320) and logits.dtype == np.float16
     assert session.constants == set()
     assert session.plan_cache_info()[:2] == (0, 2)
-    session.run(["logits"], _llm_feeds([0, 5, 7, 9]))
+    session.run(["logits"], llm_feeds([0, 5, 7, 9]))
     assert session.plan_cache_info()[:2] == (1, 2)
 
 
