@@ -492,3 +492,33 @@ def test_an_olive_style_unet_block_matches_its_unfused_twin_on_onnx_runtime():
     assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
     text = session.describe()
     assert "MEAN_VARIANCE_NORMALIZATION1" in text and "MULTIHEAD_ATTENTION" in text
+
+
+# ---- com.microsoft.Attention ------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("variant", ["plain", "lengths", "raw-mask", "unidirectional",
+                                     "qkv-sizes", "bias"])
+def test_contrib_attention_against_onnx_runtime(dtype, variant):
+    rng = np.random.default_rng(17)
+    b, s, d, n = 2, 5, 16, 4
+    sizes = [16, 16, 8] if variant == "qkv-sizes" else [16, 16, 16]
+    inputs = {"x": _rand(rng, (b, s, d), dtype), "w": _rand(rng, (d, sum(sizes)), dtype, 0.3),
+              "bias": _rand(rng, (sum(sizes),), dtype, 0.1)}
+    names = ["x", "w", "bias"]
+    attrs = {"num_heads": n}
+    if variant == "qkv-sizes":
+        attrs["qkv_hidden_sizes"] = sizes
+    if variant == "lengths":
+        inputs["mask"] = np.array([5, 3], np.int32)
+    if variant == "raw-mask":
+        inputs["mask"] = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], np.int32)
+    if "mask" in inputs:
+        names.append("mask")
+    if variant == "unidirectional":
+        attrs["unidirectional"] = 1
+    if variant == "bias":
+        names += ["", "", "abias"]
+        inputs["abias"] = _rand(rng, (1, n, s, s), dtype)
+    node = helper.make_node("Attention", names, ["y"], domain=MS, **attrs)
+    _check(node, inputs, ["y"], dtype)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper
 
+from . import dmlx_functions as F
 from .dmlx_graph import Reinterpret
 from .dmlx_ops import make_node
 from .._api import public as dml
@@ -189,4 +190,47 @@ def _padding_mask(L, node, mask, b, s, total):
                         "KEY_QUERY_SEQUENCE_LENGTH_START_END layout is garbled on its page)")
 
 
-RULES = {"Attention": _attention, "com.microsoft.MultiHeadAttention": _mha}
+def _contrib_attention(L, node, ins, attrs, act):
+    """com.microsoft.Attention (BERT- and Whisper-encoder-style self-attention with its input
+    projection): one GEMM of the input [B, S, D] with the weights [D, Dq + Dk + Dv] and the bias
+    (zero strides) as C, SLICEd into query, key and value, then MULTIHEAD_ATTENTION with
+    mask_index as ``_padding_mask`` reads it ([B] lengths, [2B] ends and starts, [B, T] or
+    [B, S, T] 0/1), attention_bias as RelativePositionBias and ``unidirectional`` as the causal
+    bias. Not taken: past / present, past_sequence_length, do_rotary, a 4-D mask."""
+    ins = list(ins) + [None] * (8 - len(ins))
+    x, w, bias, mask, past, abias = ins[:6]
+    for k, what in ((4, "past"), (6, "past_sequence_length"), (7, "cache_indirection")):
+        if _given(node, k):
+            fail(dml.E_NOTIMPL, f"{L.label(node)}: the {what} input is not lowered")
+    if int(attrs.get("do_rotary", 0)) or int(attrs.get("past_present_share_buffer", 0)):
+        fail(dml.E_NOTIMPL, f"{L.label(node)}: do_rotary / past_present_share_buffer")
+    if len(node.output) > 1 and node.output[1]:
+        fail(dml.E_NOTIMPL, f"{L.label(node)}: the present output is not lowered")
+    n = int(attrs["num_heads"])
+    b, s, d = x.shape
+    hq, hk, hv = [int(v) for v in attrs.get("qkv_hidden_sizes") or [w.shape[1] // 3] * 3]
+    total = hq + hk + hv
+    rows = b * s
+    c = None if bias is None else L.broadcast(bias, (1, 1, rows, total))
+    proj = X["Gemm"](L.view(x, [1, 1, rows, d]), L.view(w, [1, 1, d, total]), c)
+    parts = []
+    for start, width in ((0, hq), (hq, hk), (hq + hk, hv)):
+        part = F.Slice(proj, [0, 0, 0, start], [1, 1, rows, width], [1, 1, 1, 1])
+        parts.append(Reinterpret(part, [b, s, width], None))
+    t = {"QueryTensor": parts[0], "KeyTensor": parts[1], "ValueTensor": parts[2]}
+    fields = {"Scale": float(attrs.get("scale", 1.0 / np.sqrt(hq // n))), "HeadCount": n,
+              "MaskFilterValue": float(attrs.get("mask_filter_value", -10000.0)),
+              "MaskType": NO_MASK}
+    if mask is not None:
+        fields["MaskType"], t["MaskTensor"] = _padding_mask(L, node, mask, b, s, s)
+    rel = None if abias is None else L.broadcast(abias, (b, n, s, s))
+    if int(attrs.get("unidirectional", 0)):
+        causal = _causal(L, x.dtype, b, n, s, 0, s)
+        rel = causal if rel is None else X["Add"](rel, causal)
+    t["RelativePositionBiasTensor"] = rel
+    y, _ = _multihead(L, node, "MULTIHEAD_ATTENTION", t, fields, x.dtype, None)
+    return L.new(y, (b, s, hv), x.dtype)
+
+
+RULES = {"Attention": _attention, "com.microsoft.MultiHeadAttention": _mha,
+         "com.microsoft.Attention": _contrib_attention}
