@@ -522,3 +522,32 @@ def test_contrib_attention_against_onnx_runtime(dtype, variant):
         inputs["abias"] = _rand(rng, (1, n, s, s), dtype)
     node = helper.make_node("Attention", names, ["y"], domain=MS, **attrs)
     _check(node, inputs, ["y"], dtype)
+
+
+# ---- EmbedLayerNormalization ------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("segments", [True, False])
+def test_embed_layer_normalization_against_onnx_runtime(dtype, segments):
+    rng = np.random.default_rng(18)
+    b, s, h, vocab = 2, 6, 16, 30
+    inputs = {"ids": rng.integers(0, vocab, (b, s)).astype(np.int32),
+              "seg": rng.integers(0, 2, (b, s)).astype(np.int32),
+              "word": _rand(rng, (vocab, h), dtype), "pos": _rand(rng, (16, h), dtype),
+              "segemb": _rand(rng, (2, h), dtype), "gamma": _rand(rng, (h,), dtype),
+              "beta": _rand(rng, (h,), dtype),
+              "mask": np.array([[1] * 6, [1, 1, 1, 1, 0, 0]], np.int32)}
+    names = ["ids", "seg" if segments else "", "word", "pos", "segemb" if segments else "",
+             "gamma", "beta", "mask"]
+    inputs = {k: v for k, v in inputs.items() if k in names}
+    node = helper.make_node("EmbedLayerNormalization", names, ["y", "mask_index", "sum"],
+                            domain=MS, epsilon=1e-5)
+    model = _model(node, inputs, ["y", "mask_index", "sum"], out_dtype=dtype)
+    model.graph.output[1].type.tensor_type.elem_type = 6  # INT32
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, inputs)
+    got = donnx.InferenceSession(model).run(None, inputs)
+    np.testing.assert_array_equal(got[1], want[1])
+    for g, w in ((got[0], want[0]), (got[2], want[2])):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        assert np.abs(g.astype(np.float64) - w).max() <= TOL[dtype] * np.abs(w).max()

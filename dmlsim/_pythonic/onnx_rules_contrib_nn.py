@@ -20,6 +20,11 @@ models), onto DML operators. Same rule signature as ``onnx_rules``.
   NORMALIZATION1 over the spatial and in-group axes with gamma and beta read through zero
   strides, and ``activation`` 1 (SiLU) as ACTIVATION_SWISH; in FLOAT32 (CASTs around it) when
   gamma and beta are FLOAT32 and the input FLOAT16, as the definition's types allow.
+- **EmbedLayerNormalization** (BERT's embeddings): GATHERs of the word, position (0..S-1 from
+  a FILL_VALUE_SEQUENCE, or position_ids) and segment embeddings, ELEMENT_WISE_ADDs, then
+  MEAN_VARIANCE_NORMALIZATION1 over the hidden axis with gamma and beta; mask_index is the
+  REDUCE SUM of the mask (CAST to INT32) over the sequence, and embedding_sum the sum before
+  the normalization.
 - **com.microsoft.QuantizeLinear / DequantizeLinear**: the ONNX operators' lowering (per tensor
   or per axis, ELEMENT_WISE_(DE)QUANTIZE_LINEAR; 4-bit onto QUANTIZE / DEQUANTIZE).
 """
@@ -139,7 +144,44 @@ def _group_norm(L, node, ins, attrs, act):
     return L.new(cast_to(y, x.dtype), x.shape, x.dtype)
 
 
-RULES = {"com.microsoft.Gelu": _gelu, "com.microsoft.BiasGelu": _bias_gelu,
+def _embed_layer_norm(L, node, ins, attrs, act):
+    ins = list(ins) + [None] * 9
+    ids, seg, word, pos, segemb, gamma, beta, mask, pos_ids = ins[:9]
+    b, s = ids.shape
+    h = word.shape[1]
+    g = L.graph
+
+    def rows(table, index_expr):  # GATHER [B, S] rows of a [V, H] table -> [1, B, S, H]
+        return X["Gather"](L.view(table, [1, 1, table.shape[0], h]), index_expr, Axis=2,
+                           IndexDimensions=2)
+
+    total = rows(word, L.view(ids, [1, 1, b, s]))
+    if pos_ids is not None:
+        where = L.view(pos_ids, [1, 1, b, s], [0, 0, 0, 1] if pos_ids.shape[0] == 1 else None)
+    else:
+        seq = F.FillValueSequence(g, [1, 1, 1, s], dml.DML_TENSOR_DATA_TYPE_INT32, 0, 1)
+        where = Reinterpret(seq, [1, 1, b, s], [0, 0, 0, 1])
+    total = X["Add"](total, rows(pos, where))
+    if seg is not None and segemb is not None:
+        total = X["Add"](total, rows(segemb, L.view(seg, [1, 1, b, s])))
+    y = F.MeanVarianceNormalization(total, L.broadcast(gamma, (1, b, s, h)),
+                                    L.broadcast(beta, (1, b, s, h)), [3], True, True,
+                                    float(attrs.get("epsilon", 1e-12)))
+    out = [L.new(y, (b, s, h), word.dtype)]
+    if len(node.output) > 1 and node.output[1]:
+        if mask is None:
+            _refuse(L, node, "mask_index without a mask input")
+        counted = F.Reduce(F.Cast(L.view(mask, [1, 1, b, s]), dml.DML_TENSOR_DATA_TYPE_INT32),
+                           dml.DML_REDUCE_FUNCTION_SUM, [3])
+        out.append(L.new(counted, (b,), np.int32))
+    elif len(node.output) > 1:
+        out.append(None)
+    if len(node.output) > 2 and node.output[2]:
+        out.append(L.new(X["Identity"](total), (b, s, h), word.dtype))
+    return out
+
+
+RULES = {"com.microsoft.Gelu": _gelu, "com.microsoft.EmbedLayerNormalization": _embed_layer_norm, "com.microsoft.BiasGelu": _bias_gelu,
          "com.microsoft.QuickGelu": _quick_gelu, "com.microsoft.FastGelu": _fast_gelu, "com.microsoft.BiasAdd": _bias_add,
          "com.microsoft.BiasSplitGelu": _bias_split_gelu,
          "com.microsoft.FusedMatMul": _fused_matmul, "com.microsoft.GroupNorm": _group_norm,
