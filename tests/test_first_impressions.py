@@ -29,3 +29,28 @@ def test_python_dash_m_and_version():
     out = subprocess.run([sys.executable, "-m", "dmlsim", "--version"], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == f"dmlsim {dml.__version__}"
+
+
+@pytest.mark.parametrize("level", ["9_9", "abc", None, 1.5, True])
+def test_set_feature_level_refuses_what_is_not_a_level(level):
+    with pytest.raises(dml.HResultError) as e:
+        dml.set_feature_level(level)
+    assert e.value.hresult == dml.E_INVALIDARG and "set_feature_level: " in e.value.message
+
+
+def test_session_arguments_are_checked():
+    import dmlsim.onnx as donnx
+    from onnx import helper
+    x = helper.make_tensor_value_info("x", 1, [2])
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                                                [x], [helper.make_tensor_value_info("y", 1, [2])]),
+                              ir_version=10)
+    opts = donnx.SessionOptions()
+    opts.plan_cache_size = 0
+    for kwargs, words in (({"bogus": 1}, "unknown keyword argument 'bogus'"),
+                          ({"sess_options": opts}, "plan_cache_size is 0"),
+                          ({"sess_options": "fast"}, "sess_options is a str"),
+                          ({"feature_level": "9_9"}, "0x9900 is outside")):
+        with pytest.raises(dml.HResultError) as e:
+            donnx.InferenceSession(model, **kwargs)
+        assert e.value.hresult == dml.E_INVALIDARG and words in e.value.message

@@ -13,6 +13,8 @@ import os
 
 import jax
 
+from .hresult import E_INVALIDARG, fail
+
 log = logging.getLogger("dmlsim")
 
 # The highest feature level dmlsim emulates (DML_FEATURE_LEVEL_6_4).
@@ -50,9 +52,17 @@ def set_feature_level(level) -> None:
     Accepts a DML_FEATURE_LEVEL value, or a string like ``"5_1"``; same as
     ``DMLSIM_FEATURE_LEVEL=5_1`` in the environment.
     """
-    value = _parse_level(level) if isinstance(level, str) else int(level)
+    try:
+        if isinstance(level, bool) or not isinstance(level, (str, int)) and \
+                not hasattr(level, "__index__"):
+            raise TypeError(type(level).__name__)
+        value = _parse_level(level) if isinstance(level, str) else level.__index__()
+    except (TypeError, ValueError):
+        fail(E_INVALIDARG, f"set_feature_level: {level!r} is not a DML_FEATURE_LEVEL (a value "
+                           "or a string such as '5_1')")
     if value > MAX_FEATURE_LEVEL or value < 0x1000:
-        raise ValueError(f"set_feature_level: 0x{value:04X} is outside 0x1000..0x{MAX_FEATURE_LEVEL:04X}")
+        fail(E_INVALIDARG, f"set_feature_level: 0x{value:04X} is outside "
+                           f"0x1000..0x{MAX_FEATURE_LEVEL:04X}")
     settings.feature_level = value
 
 

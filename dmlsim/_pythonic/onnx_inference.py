@@ -157,7 +157,11 @@ class InferenceSession:
         if sess_options is not None and not isinstance(sess_options, SessionOptions):
             fail(dml.E_INVALIDARG, "InferenceSession: sess_options is a "
                                    f"{type(sess_options).__name__}, not a SessionOptions")
+        if kwargs:
+            fail(dml.E_INVALIDARG, f"InferenceSession: unknown keyword argument "
+                                   f"{sorted(kwargs)[0]!r}")
         self._options = opts = sess_options if sess_options is not None else SessionOptions()
+        bound = _count("SessionOptions.plan_cache_size", opts.plan_cache_size)
         source, self._what = onnx_model.load(path_or_bytes)
         self._base_dir = onnx_model.base_dir(path_or_bytes)
         self._model = onnx_model.override_free_dimensions(
@@ -170,7 +174,7 @@ class InferenceSession:
         level = feature_level if feature_level is not None else opts.feature_level
         self.device = device if device is not None else make_device(level)
         self._plans: collections.OrderedDict = collections.OrderedDict()
-        self._bound = opts.plan_cache_size
+        self._bound = bound
         self._hits = self._misses = self._evictions = 0
         self.constants: set = set()  # inputs read on the CPU (DML desc fields)
         self.last_plan = None
