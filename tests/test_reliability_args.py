@@ -54,3 +54,21 @@ def test_none_flags_and_heap_type_are_invalid_arguments_as_in_d3d12():
     assert e.value.hresult == dml.E_INVALIDARG
     assert "pHeapProperties.Type is None" in e.value.message
     assert dev.GetDeviceRemovedReason() == dml.S_OK
+
+
+@pytest.mark.parametrize("value", [None, "0.5", True])
+def test_a_float_field_holds_a_number(value):
+    """C's {} gives 0.0 (the struct's default); a None, a string or a bool set in a FLOAT
+    field is E_INVALIDARG naming it (None used to become NaN: ELU with Alpha=None returned
+    NaN, CLIP with Min=None lost its lower bound)."""
+    a = np.float32([-2, 0.5, 3])
+    d3d = dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0)
+    dev = dml.DMLCreateDevice(d3d, 0)
+    desc = dml.operator_desc("ACTIVATION_ELU", InputTensor=a, OutputTensor=a)
+    desc.Desc.Alpha = value
+    with pytest.raises(dml.HResultError) as e:
+        dev.CreateOperator(desc)
+    assert e.value.hresult == dml.E_INVALIDARG
+    assert f"Alpha is {value!r}; a FLOAT is required" in e.value.message
+    desc.Desc.Alpha = 0.0  # C's {}: ELU with alpha 0 is ReLU
+    np.testing.assert_array_equal(dml.run(desc, a), np.float32([-0.0, 0.5, 3]))

@@ -91,6 +91,14 @@ def tensor_desc(desc, what: str) -> TensorSpec:
     return TensorSpec(dt, sizes, strides, flags, total, align)
 
 
+def _float(value, what) -> float:
+    """A C FLOAT field's value: a number (a struct left as C's {} holds 0.0). None, a string
+    or a bool is E_INVALIDARG naming the field (np.float32(None) would be a silent NaN)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        fail(E_INVALIDARG, f"{what} is {value!r}; a FLOAT is required (0.0 is C's default)")
+    return float(np.float32(value))
+
+
 def _attribute(f, value, what, normalize_op):
     st = f.get("schema_type")
     if st in ("uint", "int", None):
@@ -100,27 +108,21 @@ def _attribute(f, value, what, normalize_op):
         return _int(value, what, lo, UINT32_MAX)
     if st == "bool":
         return bool(value)
-    if st == "float":
-        try:  # the C field is a FLOAT: keep exactly the float32 the struct would hold
-            return float(np.float32(value))
-        except (TypeError, ValueError):
-            fail(E_INVALIDARG, f"{what} must be a number, got {value!r}")
+    if st == "float":  # the C field is a FLOAT: keep exactly the float32 the struct holds
+        return _float(value, what)
     if st in ("uint_array", "int_array", "float_array"):
         seq = _seq(value, what)
         if seq is None:
             return None
         if st == "float_array":
-            try:
-                return tuple(float(np.float32(v)) for v in seq)
-            except (TypeError, ValueError):
-                fail(E_INVALIDARG, f"{what} must hold numbers, got {value!r}")
+            return tuple(_float(v, f"{what}[{i}]") for i, v in enumerate(seq))
         lo = -(2**31) if st == "int_array" else 0
         hi = 2**31 - 1 if st == "int_array" else UINT32_MAX
         return tuple(_int(v, f"{what}[{i}]", lo, hi) for i, v in enumerate(seq))
     if st == "scale_bias":
         if value is None:
             return None
-        return (float(np.float32(value.Scale)), float(np.float32(value.Bias)))
+        return (_float(value.Scale, f"{what}.Scale"), _float(value.Bias, f"{what}.Bias"))
     if st == "scalar_union":
         return bytes(value.Bytes) if value is not None else bytes(8)
     if st == "size_2d":
