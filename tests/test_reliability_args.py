@@ -72,3 +72,18 @@ def test_a_float_field_holds_a_number(value):
     assert f"Alpha is {value!r}; a FLOAT is required" in e.value.message
     desc.Desc.Alpha = 0.0  # C's {}: ELU with alpha 0 is ReLU
     np.testing.assert_array_equal(dml.run(desc, a), np.float32([-0.0, 0.5, 3]))
+
+
+@pytest.mark.parametrize("sizes", [np.array([2.0, 3.0]), [2, 3.0], [True, 3], ["2", 3]])
+def test_sizes_are_integers_not_floats_bools_or_strings(sizes):
+    """DML_BUFFER_TENSOR_DESC.Sizes is a UINT array: np.array([2., 3.]) was accepted as
+    [2, 3]; now it is refused, as every value that is not an integer."""
+    b = dml.DML_BUFFER_TENSOR_DESC(F32, 0, 2, sizes, None, 24)
+    t = dml.DML_TENSOR_DESC(dml.DML_TENSOR_TYPE_BUFFER, b)
+    d3d = dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0)
+    dev = dml.DMLCreateDevice(d3d, 0)
+    with pytest.raises(dml.HResultError) as e:
+        dev.CreateOperator(dml.DML_OPERATOR_DESC(dml.DML_OPERATOR_ELEMENT_WISE_IDENTITY,
+                                                 dml.DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC(t, t)))
+    assert e.value.hresult == dml.E_INVALIDARG and "InputTensor.Sizes[" in e.value.message \
+        and "must be an integer" in e.value.message

@@ -31,12 +31,11 @@ def _seq(value, what):
 
 
 def _int(value, what, lo=0, hi=UINT32_MAX):
-    try:
-        v = int(value)
-    except (TypeError, ValueError, OverflowError):
+    """An integer field's value: an int or NumPy integer (a float, even 2.0, a bool or a string
+    is E_INVALIDARG: C's UINT/INT fields take no other kind)."""
+    if isinstance(value, (bool, np.bool_)) or not hasattr(value, "__index__"):
         fail(E_INVALIDARG, f"{what} must be an integer, got {value!r}")
-    if v != value and not isinstance(value, bool):
-        fail(E_INVALIDARG, f"{what} must be an integer, got {value!r}")
+    v = value.__index__()
     if not lo <= v <= hi:
         fail(E_INVALIDARG, f"{what} is {v}; it must be in [{lo}, {hi}]")
     return v
@@ -104,6 +103,8 @@ def _attribute(f, value, what, normalize_op):
     if st in ("uint", "int", None):
         if value is None:
             return None if "*" in f["type"] else 0
+        if f["type"] == "BOOL" and isinstance(value, (bool, np.bool_)):
+            return int(value)  # C's BOOL is an int: Python's True / False are its values
         lo = -(2**31) if st == "int" else 0
         return _int(value, what, lo, UINT32_MAX)
     if st == "bool":
