@@ -4,7 +4,7 @@ from __future__ import annotations
 import jax
 
 from .._core import config, dtypes, registry, validation
-from .._core.hresult import E_INVALIDARG, E_NOTIMPL, fail
+from .._core.hresult import E_INVALIDARG, E_NOTIMPL, HResultError, fail
 from .._schema.operators_generated import OPERATORS
 from .._schema.enums_generated import DML_TENSOR_TYPE_BUFFER
 from .._schema.structs_generated import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC
@@ -60,3 +60,13 @@ def infer_outputs(op_desc, feature_level=None) -> dict:
                                    "give its tensor desc")
             out[name] = _tensor(*value)
     return out
+
+
+def set_feature_level(level) -> None:
+    """Set the feature level that devices created from now on emulate (default 6_4): a
+    DML_FEATURE_LEVEL value or a string like ``"5_1"`` (as ``DMLSIM_FEATURE_LEVEL=5_1``).
+    Anything else is E_INVALIDARG."""
+    try:
+        config.set_feature_level(level)
+    except ValueError as e:
+        raise HResultError(E_INVALIDARG, str(e)) from None

@@ -14,7 +14,7 @@ from .._core.hresult import (  # noqa: F401
     DXGI_ERROR_DEVICE_HUNG, DXGI_ERROR_DEVICE_RESET, DXGI_ERROR_UNSUPPORTED,
     DXGI_ERROR_MORE_DATA, DXGI_ERROR_DRIVER_INTERNAL_ERROR, SUCCEEDED, FAILED, HResultError,
     InvalidArgError, NotImplementedHResult, DeviceRemovedError, NoInterfaceError, hresult_name)
-from .._core.config import set_strict, set_feature_level  # noqa: F401
+from .._core.config import set_strict  # noqa: F401
 from .._schema.d3d12_enums import *  # noqa: F401,F403
 from .d3d12_types import *  # noqa: F401,F403
 from .d3d12 import *  # noqa: F401,F403
@@ -22,4 +22,4 @@ from .d3dx12 import *  # noqa: F401,F403
 from .win32 import *  # noqa: F401,F403
 from .dml import *  # noqa: F401,F403
 from .info_queue import *  # noqa: F401,F403
-from .catalog import supported_operators, info, infer_outputs  # noqa: F401
+from .catalog import supported_operators, info, infer_outputs, set_feature_level  # noqa: F401

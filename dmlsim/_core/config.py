@@ -13,8 +13,6 @@ import os
 
 import jax
 
-from .hresult import E_INVALIDARG, fail
-
 log = logging.getLogger("dmlsim")
 
 # The highest feature level dmlsim emulates (DML_FEATURE_LEVEL_6_4).
@@ -58,11 +56,11 @@ def set_feature_level(level) -> None:
             raise TypeError(type(level).__name__)
         value = _parse_level(level) if isinstance(level, str) else level.__index__()
     except (TypeError, ValueError):
-        fail(E_INVALIDARG, f"set_feature_level: {level!r} is not a DML_FEATURE_LEVEL (a value "
-                           "or a string such as '5_1')")
+        raise ValueError(f"set_feature_level: {level!r} is not a DML_FEATURE_LEVEL (a value "
+                         "or a string such as '5_1')") from None
     if value > MAX_FEATURE_LEVEL or value < 0x1000:
-        fail(E_INVALIDARG, f"set_feature_level: 0x{value:04X} is outside "
-                           f"0x1000..0x{MAX_FEATURE_LEVEL:04X}")
+        raise ValueError(f"set_feature_level: 0x{value:04X} is outside "
+                         f"0x1000..0x{MAX_FEATURE_LEVEL:04X}")
     settings.feature_level = value
 
 
