@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jsonschema
 
-from . import info
+from . import __version__, info
 from ._core import config, registry
 from ._core.hresult import E_INVALIDARG, HResultError
 from ._pythonic.dxdispatch import load, run_model
@@ -128,7 +128,6 @@ def _hello(args) -> int:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="dmlsim", description="DirectML without Windows")
-    from . import __version__
     p.add_argument("--version", action="version", version=f"dmlsim {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("dispatch", help="run a DxDispatch JSON model (or an .onnx file)")

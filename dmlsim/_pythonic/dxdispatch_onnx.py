@@ -78,7 +78,7 @@ class OnnxDispatchable:
                 continue
             res = runner.resource(source["name"], f"dispatch '{self.name}'")
             need = math.prod(shape) * spec.dtype.itemsize
-            data = res.deferred if res.deferred is not None else None
+            data = res.deferred  # a resolved deferred resource holds an array already
             if data is None:
                 raw = runner.download(res.name)
                 if need > len(raw):

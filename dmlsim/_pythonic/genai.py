@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
 
 from .._api import public as dml
-from . import genai_search
+from . import genai_search, onnx_model
 from .onnx_inference import InferenceSession, SessionOptions
 
 
@@ -78,7 +79,7 @@ class Model:
         opts = sess_options or SessionOptions()
         self.session = InferenceSession(self.config.decoder_file, opts, device=device,
                                         feature_level=feature_level)
-        self.types = {a.name: a.type for a in self.session.get_inputs()}
+        self.dtypes = {a.name: onnx_model.np_dtype(a.type) for a in self.session.get_inputs()}
 
     @property
     def type(self):
@@ -216,7 +217,6 @@ class Generator:
 
     # ---- one model run ------------------------------------------------------------------
     def _step(self, ids):
-        import time
         c, b, n = self.model.config, ids.shape[0], ids.shape[1]
         if self.sequences.size and self.sequences.shape[0] != b:
             _fail(dml.E_INVALIDARG, f"Generator: {b} rows of tokens for a batch of "
@@ -244,10 +244,10 @@ class Generator:
                 if name not in self._kv:
                     length = self.max_length if self.shared else 0
                     self._kv[name] = np.zeros((b, c.kv_heads, length, c.head_size),
-                                              _np_type(self.model.types[name]))
+                                              self.model.dtypes[name])
                 feeds[name] = self._kv[name]
         for name, value in list(feeds.items()):
-            want = _np_type(self.model.types.get(name, "tensor(int64)"))
+            want = self.model.dtypes.get(name, np.dtype(np.int64))
             feeds[name] = value.astype(want, copy=False)
         start = time.perf_counter()
         results = self.model.session.run(None, feeds)
@@ -265,9 +265,3 @@ class Generator:
             self.sequences = np.concatenate(
                 [self.sequences.reshape(b, -1), ids], axis=1) if self.sequences.size else ids
 
-
-def _np_type(type_string: str):
-    from onnx import helper, TensorProto
-    name = type_string[len("tensor("):-1].upper()
-    name = {"FLOAT": "FLOAT", "DOUBLE": "DOUBLE"}.get(name, name)
-    return helper.tensor_dtype_to_np_dtype(TensorProto.DataType.Value(name))

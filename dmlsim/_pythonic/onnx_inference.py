@@ -21,6 +21,7 @@ import enum
 from typing import NamedTuple
 
 import numpy as np
+from onnx import helper
 
 from .._api import public as dml
 from . import onnx_model
@@ -170,7 +171,6 @@ class InferenceSession:
         self._inputs = onnx_model.runtime_inputs(self._model)
         self._outputs = onnx_model.specs(self._model.graph.output)
         self._providers = list(providers or ["DmlExecutionProvider"])
-        self._plan_type = Plan
         level = feature_level if feature_level is not None else opts.feature_level
         self.device = device if device is not None else make_device(level)
         self._plans: collections.OrderedDict = collections.OrderedDict()
@@ -182,7 +182,8 @@ class InferenceSession:
                for s in self._inputs):
             shapes = {s.name: tuple(d.value for d in s.dims) for s in self._inputs}
             try:
-                self._plan(shapes, {})
+                self._plan(self._key({s.name: (shapes[s.name], s.dtype) for s in self._inputs},
+                                     {}), shapes, {})
             except NeedsConstant:
                 pass  # planned at the first run, with those inputs' values
 
@@ -327,7 +328,7 @@ class InferenceSession:
         while True:
             shapes = {n: a.shape for n, a in feeds.items() if n not in self.constants}
             consts = {n: feeds[n] for n in sorted(self.constants)}
-            key = self._key(shapes, feeds, consts)
+            key = self._key({n: (feeds[n].shape, feeds[n].dtype) for n in shapes}, consts)
             plan = self._plans.get(key)
             if plan is not None:
                 self._plans.move_to_end(key)
@@ -335,7 +336,7 @@ class InferenceSession:
                 self.last_plan = plan
                 return plan
             try:
-                return self._plan(shapes, consts, feeds)
+                return self._plan(key, shapes, consts)
             except NeedsConstant as e:
                 wanted = {n for n in (e.name, *e.inputs) if n in feeds} - self.constants
                 if not wanted:
@@ -343,11 +344,13 @@ class InferenceSession:
                 self.constants |= wanted
 
     @staticmethod
-    def _key(shapes, feeds, consts):
-        return (tuple((n, tuple(shapes[n]), feeds[n].dtype.str) for n in shapes),
+    def _key(signature, consts):
+        """The plan cache's key: each input's (shape, dtype), and the values read on the CPU."""
+        return (tuple((n, tuple(shape), np.dtype(dtype).str)
+                      for n, (shape, dtype) in signature.items()),
                 tuple((n, a.shape, a.dtype.str, a.tobytes()) for n, a in consts.items()))
 
-    def _plan(self, shapes, consts, feeds=None):
+    def _plan(self, key, shapes, consts):
         model = onnx_model.specialize(self._model, shapes, consts)
         fuse = self._options.graph_optimization_level != GraphOptimizationLevel.ORT_DISABLE_ALL
         flags = self._options.execution_flags
@@ -355,17 +358,13 @@ class InferenceSession:
             fail(dml.E_INVALIDARG, f"SessionOptions.execution_flags is {flags!r}; "
                                    "DML_EXECUTION_FLAGS (an integer)")
         try:
-            plan = self._plan_type(model, self.device, fuse=fuse, base_dir=self._base_dir,
-                                   flags=int(flags))
+            plan = Plan(model, self.device, fuse=fuse, base_dir=self._base_dir,
+                        flags=int(flags))
         except dml.HResultError:
             raise
         except Exception as e:  # noqa: BLE001 -- a model its own schema does not allow
             fail(dml.E_INVALIDARG, f"{self._what} is malformed (INVALID_GRAPH): "
                                    f"{type(e).__name__}: {e}")
-        if feeds is None:
-            feeds = {n: np.empty(0, s.dtype) for n in shapes for s in self._inputs
-                     if s.name == n}
-        key = self._key(shapes, feeds, consts)
         self._misses += 1
         self._plans[key] = plan
         while len(self._plans) > self._bound:
@@ -376,7 +375,6 @@ class InferenceSession:
 
 
 def _elem_type(dtype) -> int:
-    from onnx import helper
     try:
         return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     except (KeyError, TypeError, ValueError):

@@ -72,6 +72,11 @@ class Value:
     expr: Any = None
 
 
+def given(node, k) -> bool:
+    """Whether optional input ``k`` of ``node`` is given (present and not the empty name)."""
+    return k < len(node.input) and node.input[k] != ""
+
+
 def sizes_of(shape) -> list:
     return [int(s) for s in shape] or [1]
 

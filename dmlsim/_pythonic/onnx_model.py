@@ -78,6 +78,15 @@ def type_string(elem_type: int) -> str:
     return f"tensor({name})"
 
 
+def np_dtype(type_str: str) -> np.dtype:
+    """The NumPy dtype of an ORT type string ('tensor(float16)'): ``type_string``'s inverse."""
+    name = type_str[len("tensor("):-1]
+    elem = next((e for e, n in _TYPE_NAMES.items() if n == name), None)
+    if elem is None:
+        elem = onnx.TensorProto.DataType.Value(name.upper())
+    return np.dtype(helper.tensor_dtype_to_np_dtype(elem))
+
+
 class Dim(NamedTuple):
     value: int | None      # fixed size, else None
     param: str | None      # symbolic name, else None

@@ -28,15 +28,11 @@ from . import dmlx_functions as F
 from .dmlx_graph import Reinterpret
 from .dmlx_ops import make_node
 from .._api import public as dml
-from .onnx_lower import Value, fail, packed_strides
+from .onnx_lower import Value, fail, given, packed_strides
 from .onnx_rules import X
 
 PRESENT = ("OutputPresentKeyTensor", "OutputPresentValueTensor")
 NO_MASK = dml.DML_MULTIHEAD_ATTENTION_MASK_TYPE_NONE
-
-
-def _given(node, k):
-    return k < len(node.input) and node.input[k] != ""
 
 
 def takes(node, types) -> bool:
@@ -49,7 +45,7 @@ def takes(node, types) -> bool:
         return False
     if int(a.get("softmax_precision", TensorProto.FLOAT)) != TensorProto.FLOAT:
         return False
-    return not _given(node, 3) and not _given(node, 6)
+    return not given(node, 3) and not given(node, 6)
 
 
 def _to_heads_last(L, v, name):
@@ -200,7 +196,7 @@ def _contrib_attention(L, node, ins, attrs, act):
     ins = list(ins) + [None] * (8 - len(ins))
     x, w, bias, mask, past, abias = ins[:6]
     for k, what in ((4, "past"), (6, "past_sequence_length"), (7, "cache_indirection")):
-        if _given(node, k):
+        if given(node, k):
             fail(dml.E_NOTIMPL, f"{L.label(node)}: the {what} input is not lowered")
     if int(attrs.get("do_rotary", 0)) or int(attrs.get("past_present_share_buffer", 0)):
         fail(dml.E_NOTIMPL, f"{L.label(node)}: do_rotary / past_present_share_buffer")

@@ -58,14 +58,10 @@ from .._api import public as dml
 from . import dmlx_functions as F
 from .dmlx_graph import Reinterpret
 from .dmlx_ops import make_node
-from .onnx_lower import Value, dml_type, fail, packed_strides
+from .onnx_lower import Value, dml_type, fail, given, packed_strides
 from .onnx_rules import X
 
 F32 = dml.DML_TENSOR_DATA_TYPE_FLOAT32
-
-
-def _given(node, k):
-    return k < len(node.input) and node.input[k] != ""
 
 
 def _refuse(L, node, what):
@@ -187,7 +183,7 @@ def _gqa(L, node, ins, attrs, act):
     if int(attrs.get("causal", 1)) != 1:
         _refuse(L, node, "causal 0")
     for k, what in _GQA_REFUSED.items():
-        if _given(node, k):
+        if given(node, k):
             _refuse(L, node, f"input {k} ({what})")
     for name, default in (("do_rotary", 0), ("softcap", 0.0), ("local_window_size", -1),
                           ("smooth_softmax", 0)):
@@ -276,7 +272,7 @@ def _matmul_nbits(L, node, ins, attrs, act):
     ins = list(ins) + [None] * 6
     a, scales, zp = ins[0], ins[2], ins[3]
     for k, what in ((4, "g_idx"), (5, "bias")):
-        if _given(node, k):
+        if given(node, k):
             _refuse(L, node, f"the {what} input")
     n, k, bits, block = (int(attrs[x]) for x in ("N", "K", "bits", "block_size"))
     if bits not in (4, 8):
