@@ -72,14 +72,22 @@ def test_activations_fold_into_their_producers():
 
 # ---- errors -----------------------------------------------------------------------------------
 
-def test_unlowered_operators_are_named_at_prepare_and_attribute_inputs_read_at_run():
-    m = _model([helper.make_node("Einsum", ["x", "x"], ["y"], name="e1", equation="ij,ij->i")],
-               [_vi("x", [2, 2])], [_vi("y", [2])], [])
+def test_unlowered_operators_run_on_the_cpu_unless_fallback_is_disabled():
+    m = _model([helper.make_node("Det", ["x"], ["y"], name="d1")],
+               [_vi("x", [2, 2])], [_vi("y", [])], [])
+    x = np.array([[2, 1], [1, 3]], np.float32)
+    session = donnx.prepare(m)
+    assert session.run(None, {"x": x})[0] == np.float32(5)
+    row = session.placement().rows[0]
+    assert (row.device, row.reason) == ("CPU", "ORT's DML EP registers no kernel for Det")
+    opts = donnx.SessionOptions()
+    opts.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
     with pytest.raises(dml.HResultError) as e:
-        donnx.prepare(m)
+        donnx.InferenceSession(m, opts)
     assert e.value.hresult == dml.E_NOTIMPL
-    assert e.value.message == ("dmlsim.onnx: node 0 'e1' (Einsum): no lowering in dmlsim.onnx "
-                               "for Einsum")
+    assert e.value.message == ("dmlsim.onnx: node 0 'd1' (Det) would run on the CPU and "
+                               "session.disable_cpu_ep_fallback is set: ORT's DML EP registers "
+                               "no kernel for Det")
     # a Reshape's shape fed at run time is read on the CPU, as the DML provider reads it
     shape = helper.make_tensor_value_info("s", TensorProto.INT64, [2])
     m = _model([helper.make_node("Reshape", ["x", "s"], ["y"], name="r")],

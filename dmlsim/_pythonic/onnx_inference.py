@@ -25,8 +25,10 @@ from onnx import helper
 
 from .._api import public as dml
 from . import onnx_model
+from . import onnx_partition
 from .onnx_lower import NeedsConstant, fail
-from .onnx_plan import Plan, make_device
+from .onnx_partition import EXECUTOR_KEY, FALLBACK_KEY, RULES_KEY
+from .onnx_plan import make_device
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -78,12 +80,20 @@ class SessionOptions:
                                    f"{type(value).__name__}")
         if key == PLAN_CACHE_KEY:
             self.plan_cache_size = _count(key, value)
+        allowed = _CHOICES.get(key)
+        if allowed is not None and value not in allowed:
+            fail(dml.E_INVALIDARG, f"SessionOptions.add_session_config_entry: {key} is "
+                                   f"{value!r}; one of {', '.join(map(repr, allowed))}")
         self._config[key] = value
 
     def get_session_config_entry(self, key):
         if key not in self._config:
             fail(dml.E_INVALIDARG, f"SessionOptions.get_session_config_entry: no entry '{key}'")
         return self._config[key]
+
+
+_CHOICES = {RULES_KEY: ("dmlsim", "dml_ep"), EXECUTOR_KEY: ("reference", "onnxruntime"),
+            FALLBACK_KEY: ("0", "1")}
 
 
 def _dim_key(method, what, value):
@@ -225,6 +235,17 @@ class InferenceSession:
         plan = self._plan_for(feeds)
         return plan.run(wanted, {n: a for n, a in feeds.items() if n not in self.constants})
 
+    def placement(self):
+        """Where each node of the most recent plan runs (``onnx_partition.Report``): DML, CPU
+        (with the reason) or folded at plan time; the steps and the copies between them."""
+        if self.last_plan is None:
+            fail(dml.E_INVALIDARG, f"placement: {self._what} has dynamic dimensions "
+                                   f"({self._dynamic()}); run it once, or pin them with "
+                                   "SessionOptions.add_free_dimension_override_by_name")
+        p = self.last_plan
+        return onnx_partition.report(p.lowering, p.steps,
+                                     onnx_partition.Transfers(*p.transfers))
+
     def plan_cache_info(self) -> PlanCacheInfo:
         return PlanCacheInfo(self._hits, self._misses, self._evictions, len(self._plans),
                              self._bound)
@@ -357,9 +378,12 @@ class InferenceSession:
         if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or flags < 0:
             fail(dml.E_INVALIDARG, f"SessionOptions.execution_flags is {flags!r}; "
                                    "DML_EXECUTION_FLAGS (an integer)")
+        cfg = self._options._config
         try:
-            plan = Plan(model, self.device, fuse=fuse, base_dir=self._base_dir,
-                        flags=int(flags))
+            plan = onnx_partition.build(
+                model, self.device, fuse=fuse, base_dir=self._base_dir, flags=int(flags),
+                rules=cfg.get(RULES_KEY, "dmlsim"), executor=cfg.get(EXECUTOR_KEY, "reference"),
+                fallback=cfg.get(FALLBACK_KEY, "0") != "1")
         except dml.HResultError:
             raise
         except Exception as e:  # noqa: BLE001 -- a model its own schema does not allow

@@ -19,6 +19,12 @@ provider that the rules follow:
 
 Errors: a node dmlsim cannot lower is E_NOTIMPL naming the node and its op type; a desc DML
 rejects is E_INVALIDARG, ``dmlsim.onnx: node 3 'conv1' (Conv): dmlx.Convolution: ...``.
+
+With a ``placement`` (``onnx_partition.Placement``) the lowering is a probe for ONNX Runtime's
+graph partitioner: a node that cannot be lowered (E_NOTIMPL, a desc DML refuses, a desc field
+only the CPU knows at run time, or one the placement's rules give to the CPU) is recorded as a CPU
+node, its outputs become runtime inputs of the probe graph, and lowering goes on; the
+partitioner then cuts the model into DML partitions and CPU steps.
 """
 from __future__ import annotations
 
@@ -48,6 +54,10 @@ CONSTANT_NODE_LEVEL = dml.DML_FEATURE_LEVEL_6_2
 
 def fail(hr, message):
     raise dml.HResultError(hr, f"dmlsim.onnx: {message}")
+
+
+class DmlRefused(dml.HResultError):
+    """A desc DML's own validation refused (E_INVALIDARG from a DML or dmlx call)."""
 
 
 class NeedsConstant(dml.HResultError):
@@ -106,8 +116,14 @@ def _infer(model):
 class Lowering:
     """Lowers one ONNX graph onto a dmlx Graph; ``compile()`` gives the session's pieces."""
 
-    def __init__(self, model, device, rules: dict, activations: dict, fuse=True, base_dir=""):
+    def __init__(self, model, device, rules: dict, activations: dict, fuse=True, base_dir="",
+                 placement=None):
         self.rules, self.activations, self.fuse = rules, activations, fuse
+        self.placement = placement  # None: every node must lower (no CPU fallback)
+        self.cpu: dict = {}         # node index -> why it runs on the CPU
+        self.folded: set = set()    # node indices folded on the CPU at plan time
+        self.fused: dict = {}       # producer node index -> activation node index
+        self.unknown: set = set()   # CPU outputs whose shape is known only at run time
         self.base_dir = base_dir  # where initializers kept as external data are read from
         model = onnx.load(model) if isinstance(model, str) else model
         if model.graph.sparse_initializer:
@@ -245,13 +261,57 @@ class Lowering:
                                                                    sizes_of(shape)))
             self.values[vi.name] = v
             self.inputs.append((vi.name, index, v))
-        fused = self._fusions()
+        self.fused = fused = self._fusions()
         for k, node in enumerate(g.node):
             self.node_index = k
             if k in fused.values():
                 continue
-            self._lower_node(node, fused.get(k))
+            if self.placement is None:
+                self._lower_node(node, fused.get(k))
+                continue
+            why = self.placement.refuses(self, node)
+            try:
+                if why:
+                    if not self._try_fold(node):
+                        self._to_cpu(k, node, why)
+                    continue
+                self._lower_node(node, fused.get(k))
+            except NeedsConstant as e:
+                if e.inputs:
+                    raise  # the session reads those graph inputs on the CPU and plans again
+                self._to_cpu(k, node, e.message.removeprefix("dmlsim.onnx: "))
+            except dml.HResultError as e:
+                if e.hresult != dml.E_NOTIMPL and not isinstance(e, DmlRefused):
+                    raise
+                self._to_cpu(k, node, e.message.removeprefix("dmlsim.onnx: "))
         return self
+
+    def _try_fold(self, node) -> bool:
+        ins = [self.values.get(n) if n else None for n in node.input]
+        if node.op_type == "Constant" or self._foldable(node, ins):
+            self._fold(node, ins)
+            self.folded.add(self.node_index)
+            return True
+        return False
+
+    def _to_cpu(self, k, node, why):
+        """Node ``k`` runs on the CPU: its outputs are runtime inputs of what follows."""
+        self.cpu[k] = why
+        if k in self.fused:  # its activation is lowered on its own when reached
+            del self.fused[k]
+        for name in node.output:
+            if not name or name in self.values:
+                continue
+            try:
+                shape, dt = self.info(name)
+            except dml.HResultError:
+                self.unknown.add(name)
+                continue
+            v = Value(shape, dt)
+            v.expr = G.InputTensor(self.graph, self.next_index,
+                                   G.TensorDesc(dml_type(dt), sizes_of(shape)))
+            self.next_index += 1
+            self.values[name] = v
 
     def _fusions(self) -> dict:
         """{producer node index: activation node index} for foldable activations."""
@@ -283,11 +343,16 @@ class Lowering:
         g = self.model.graph
         ins = [self.values.get(n) if n else None for n in node.input]
         missing = [n for n, v in zip(node.input, ins) if n and v is None]
+        late = [n for n in missing if n in self.unknown]
+        if late:
+            fail(dml.E_NOTIMPL, f"{self.label(node)}: input '{late[0]}' comes from a CPU node "
+                                "and its shape is known only at run time (shape not static)")
         if missing:
             fail(dml.E_INVALIDARG, f"{self.label(node)}: input '{missing[0]}' is not produced "
                                    "by any earlier node")
         if node.op_type == "Constant" or self._foldable(node, ins):
             self._fold(node, ins)
+            self.folded.add(self.node_index)
             return
         key = node.op_type if node.domain in ("", "ai.onnx") else \
             f"{node.domain}.{node.op_type}"
@@ -305,7 +370,8 @@ class Lowering:
         except dml.HResultError as e:
             if e.message.startswith("dmlsim.onnx: "):
                 raise
-            fail(e.hresult, f"{self.label(node)}: {e.message}")
+            raise DmlRefused(e.hresult, f"dmlsim.onnx: {self.label(node)}: {e.message}") \
+                from None
         except Exception as e:  # noqa: BLE001 -- a node its operator's schema does not allow
             fail(dml.E_INVALIDARG, f"{self.label(node)}: the node is malformed for "
                                    f"{node.op_type} (inputs {list(node.input)}, attributes "

@@ -43,10 +43,13 @@ class Plan:
     IDMLCompiledOperator; ``run(names, {input: array})`` one inference through the faithful
     API (upload, dispatch, readback)."""
 
-    def __init__(self, model, device, fuse=True, base_dir="", flags=0):
+    steps = None  # one DML graph: no partitions
+
+    def __init__(self, model, device, fuse=True, base_dir="", flags=0, lowering=None):
         self.device = device
-        self.lowering = L = Lowering(model, device, RULES, ACTIVATIONS, fuse=fuse,
-                                     base_dir=base_dir).lower()
+        self.lowering = L = lowering if lowering is not None else Lowering(
+            model, device, RULES, ACTIVATIONS, fuse=fuse, base_dir=base_dir).lower()
+        self._counts = [0, 0, 0, 0]
         outs = L.outputs()
         self.output_names = [n for n, _, _ in outs]
         self._shapes = [(v.shape, v.dtype) for _, _, v in outs]
@@ -65,12 +68,21 @@ class Plan:
             if want is None:  # an input no node reads (CastLike's target: its type only)
                 continue
             arrays[index] = np.asarray(feeds[name]).reshape(want.sizes)
+            self._counts[0] += 1
+            self._counts[1] += arrays[index].nbytes
         results = self._prepared(arrays)
+        self._counts[2] += len(results)
+        self._counts[3] += sum(np.asarray(r).nbytes for r in results)
         out = {}
         for name, r, (shape, dtype) in zip(self.output_names, results, self._shapes):
             out[name] = np.asarray(r).reshape(shape).astype(dtype, copy=False) \
                 if dtype != np.bool_ else np.asarray(r).reshape(shape) != 0
         return [out[n] for n in wanted]
+
+    @property
+    def transfers(self) -> tuple:
+        """(uploads, upload bytes, readbacks, readback bytes) through the faithful API."""
+        return tuple(self._counts)
 
     def describe(self) -> str:
         """The DML graph this model became: one line per DML node (operator type and tensor
