@@ -1,8 +1,10 @@
-"""Run ONNX's backend node tests (the models and data shipped with the ``onnx`` package) for
-every operator dmlsim.onnx lowers, and report pass / fail with the reason, as the backend test
-runner would judge them (rtol 1e-3, atol 1e-7; bit-exact for integers).
+"""Run ONNX's backend node tests (the models and data shipped with the ``onnx`` package), all of
+them, through ``dmlsim.onnx.Backend`` and report pass / fail with the reason, as the backend test
+runner would judge them (rtol 1e-3, atol 1e-7; bit-exact for integers), and for each pass where
+it ran: wholly on DML, or with nodes on the CPU (ONNX Runtime's partitioning: the placement's
+reasons are printed with ``--placement``).
 
-    python tools/onnx_conformance.py [--filter REGEX] [--failures]
+    python tools/onnx_conformance.py [--filter REGEX] [--failures] [--placement] [--lowered]
 """
 from __future__ import annotations
 
@@ -62,9 +64,18 @@ def _data_sets(case):
     return out
 
 
-def run_case(case) -> str | None:
-    """None if the case passes, else the reason."""
-    rep = donnx.Backend.prepare(_model(case))
+def all_cases(pattern=None):
+    return [(case, None) for case in load_model_tests(kind="node")
+            if not pattern or re.search(pattern, case.name)]
+
+
+def run_case(case, placement=None) -> str | None:
+    """None if the case passes, else the reason; ``placement`` (a list) receives the CPU
+    rows of the last plan."""
+    try:
+        rep = donnx.Backend.prepare(_model(case))
+    except dml.HResultError as e:
+        return f"{dml.hresult_name(e.hresult)} at prepare: {e.message}"
     for ins, want in _data_sets(case):
         try:
             got = rep.run(ins)
@@ -81,6 +92,8 @@ def run_case(case) -> str | None:
                     return f"values differ (max |diff| {np.nanmax(np.abs(g - w))})"
             elif not np.array_equal(g, w):
                 return "values differ"
+    if placement is not None and rep.session.last_plan is not None:
+        placement.extend(r for r in rep.session.placement().rows if r.device == "CPU")
     return None
 
 
@@ -88,19 +101,30 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--filter")
     p.add_argument("--failures", action="store_true", help="print only failures")
+    p.add_argument("--placement", action="store_true", help="print the CPU nodes of passes")
+    p.add_argument("--lowered", action="store_true",
+                   help="only the tests whose every operator has a lowering")
     a = p.parse_args()
     warnings.simplefilter("ignore")
-    passed = failed = 0
-    for case, _ in lowered_cases(a.filter):
-        why = run_case(case)
+    passed = failed = on_dml = 0
+    cases = lowered_cases(a.filter) if a.lowered else all_cases(a.filter)
+    for case, _ in cases:
+        cpu: list = []
+        why = run_case(case, cpu)
         if why is None:
             passed += 1
+            on_dml += not cpu
             if not a.failures:
-                print(f"PASS {case.name}")
+                where = "DML" if not cpu else f"CPU x{len(cpu)}"
+                print(f"PASS {case.name} [{where}]")
+                if a.placement:
+                    for r in cpu:
+                        print(f"    {r.op_type}: {r.reason[:200]}")
         else:
             failed += 1
             print(f"FAIL {case.name}: {why[:300]}")
-    print(f"{passed} passed, {failed} failed of {passed + failed} lowered node tests")
+    print(f"{passed} passed ({on_dml} wholly on DML, {passed - on_dml} with CPU nodes), "
+          f"{failed} failed of {passed + failed} node tests")
 
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ class Lowering:
         self.cpu: dict = {}         # node index -> why it runs on the CPU
         self.folded: set = set()    # node indices folded on the CPU at plan time
         self.fused: dict = {}       # producer node index -> activation node index
-        self.unknown: set = set()   # CPU outputs whose shape is known only at run time
+        self.unknown: dict = {}     # values DML cannot hold (shape or type) -> why
         self.base_dir = base_dir  # where initializers kept as external data are read from
         model = onnx.load(model) if isinstance(model, str) else model
         if model.graph.sparse_initializer:
@@ -253,6 +253,15 @@ class Lowering:
         for vi in g.input:
             if vi.name in self.values:
                 continue
+            if self.placement is not None:
+                try:
+                    shape, dt = self.info(vi.name)
+                    dml_type(dt)
+                except NeedsConstant:
+                    raise
+                except dml.HResultError as e:  # its readers run on the CPU
+                    self.unknown[vi.name] = e.message.removeprefix("dmlsim.onnx: ")
+                    continue
             shape, dt = self.info(vi.name)
             v = Value(shape, dt)
             index = self.next_index
@@ -304,8 +313,9 @@ class Lowering:
                 continue
             try:
                 shape, dt = self.info(name)
-            except dml.HResultError:
-                self.unknown.add(name)
+                dml_type(dt)
+            except dml.HResultError as e:
+                self.unknown[name] = e.message.removeprefix("dmlsim.onnx: ")
                 continue
             v = Value(shape, dt)
             v.expr = G.InputTensor(self.graph, self.next_index,
@@ -345,8 +355,8 @@ class Lowering:
         missing = [n for n, v in zip(node.input, ins) if n and v is None]
         late = [n for n in missing if n in self.unknown]
         if late:
-            fail(dml.E_NOTIMPL, f"{self.label(node)}: input '{late[0]}' comes from a CPU node "
-                                "and its shape is known only at run time (shape not static)")
+            fail(dml.E_NOTIMPL, f"{self.label(node)}: input '{late[0]}' stays on the CPU: "
+                                f"{self.unknown[late[0]]}")
         if missing:
             fail(dml.E_INVALIDARG, f"{self.label(node)}: input '{missing[0]}' is not produced "
                                    "by any earlier node")
