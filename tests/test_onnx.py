@@ -17,7 +17,17 @@ from dmlsim import cli
 ort = pytest.importorskip("onnxruntime")
 
 NODE_TESTS = Path(__file__).with_name("onnx_node_tests.txt").read_text().split()
-_bt = onnx.backend.test.BackendTest(donnx.Backend, __name__)
+
+
+class DmlOnly(donnx.Backend):
+    """Every listed node test runs wholly on DML: a node placed on the CPU fails it (ORT's
+    session.disable_cpu_ep_fallback), so none of them moves to the CPU unnoticed."""
+
+    sess_options = donnx.SessionOptions()
+    sess_options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+
+
+_bt = onnx.backend.test.BackendTest(DmlOnly, __name__)
 for _name in NODE_TESTS:
     _bt.include(rf"^{_name}_cpu$")
 _wanted = {f"{n}_cpu" for n in NODE_TESTS}

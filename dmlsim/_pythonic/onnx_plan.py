@@ -15,6 +15,7 @@ from .onnx_rules_attention import RULES as ATTENTION
 from .onnx_rules_contrib import RULES as CONTRIB
 from .onnx_rules_contrib_nn import RULES as CONTRIB_NN
 from .onnx_rules_fill import RULES as FILL
+from .onnx_rules_more import RULES as MORE
 from .onnx_rules_nn import RULES as NN
 from .onnx_rules_quant import RULES as QUANT
 from .onnx_rules_recurrent import RULES as RECURRENT
@@ -22,7 +23,7 @@ from .onnx_rules_shape import RULES as SHAPE
 from .run import Prepared, device_state
 
 RULES = {**ELEMENTWISE, **NN, **SHAPE, **QUANT, **RECURRENT, **FILL,
-         **ATTENTION, **CONTRIB, **CONTRIB_NN}
+         **ATTENTION, **CONTRIB, **CONTRIB_NN, **MORE}
 
 
 def make_device(feature_level=None):

@@ -43,8 +43,8 @@ class BackendRepresentation(BackendRep):
     needs as attributes (a Reshape's shape, Reduce axes, Slice starts, ...) are read on the CPU
     with the values fed, as ONNX Runtime's provider reads them."""
 
-    def __init__(self, model):
-        self.session = InferenceSession(model)
+    def __init__(self, model, sess_options=None):
+        self.session = InferenceSession(model, sess_options)
         self.names = self.session.input_names
 
     def run(self, inputs, **kwargs):
@@ -59,10 +59,12 @@ class BackendRepresentation(BackendRep):
 class Backend(_Backend):
     """ONNX's backend interface over dmlsim.onnx (for ``onnx.backend.test.BackendTest``)."""
 
+    sess_options = None  # a SessionOptions for every session (a subclass may set one)
+
     @classmethod
     def prepare(cls, model, device="CPU", **kwargs):
         super().prepare(model, device, **kwargs)
-        return BackendRepresentation(model)
+        return BackendRepresentation(model, kwargs.get("sess_options", cls.sess_options))
 
     @classmethod
     def run_node(cls, node, inputs, device="CPU", outputs_info=None, **kwargs):
@@ -76,7 +78,7 @@ class Backend(_Backend):
         outs = [helper.make_tensor_value_info(o, onnx.TensorProto.UNDEFINED, None)
                 for o in node.output]
         model = helper.make_model(helper.make_graph([renamed], "node", vis, outs))
-        return BackendRepresentation(model).run(list(inputs))
+        return BackendRepresentation(model, cls.sess_options).run(list(inputs))
 
     @classmethod
     def supports_device(cls, device: str) -> bool:
