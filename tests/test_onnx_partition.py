@@ -205,3 +205,56 @@ def test_einsum_forms_dml_does_not_take_run_on_the_cpu():
     np.testing.assert_array_equal(s.run(None, {"x": x})[0], [0, 4, 8])
     (row,) = s.placement().rows
     assert row.device == "CPU" and "repeated (diagonal) indices" in row.reason
+
+
+# ---- fusions: only what each operator's FusedActivation accepts ---------------------------------
+
+def _producers():
+    rng = np.random.default_rng(5)
+
+    def c(name, shape):
+        return helper.make_tensor(name, T.FLOAT, shape, rng.standard_normal(shape).ravel())
+    inits = [c("w", [2, 2, 2, 2]), c("g", [2, 3]), c("scale", [2]), c("bias", [2]),
+             c("mean", [2]), helper.make_tensor("var", T.FLOAT, [2], [0.5, 2.0])]
+    nodes = {"Conv": helper.make_node("Conv", ["x", "w"], ["p0"]),
+             "ConvTranspose": helper.make_node("ConvTranspose", ["x", "w"], ["p1"]),
+             "Gemm": helper.make_node("Gemm", ["m", "g"], ["p2"]),
+             "MatMul": helper.make_node("MatMul", ["m", "g"], ["p3"]),
+             "BatchNormalization": helper.make_node("BatchNormalization",
+                                                    ["x", "scale", "bias", "mean", "var"], ["p4"]),
+             "InstanceNormalization": helper.make_node("InstanceNormalization",
+                                                       ["x", "scale", "bias"], ["p5"]),
+             "Add": helper.make_node("Add", ["x", "x"], ["p6"])}
+    return nodes, inits
+
+
+@pytest.mark.parametrize("act", ["Relu", "Sigmoid", "Tanh", "Softsign", "Softplus", "LeakyRelu",
+                                 "Elu", "Celu", "Selu", "HardSigmoid", "ThresholdedRelu",
+                                 "Shrink", "HardSwish"])
+def test_activations_fuse_only_where_dml_takes_them(act):
+    """Each activation after each operator DML can fuse into: fused (the producer's row names
+    it) exactly when the fused-activations guide lists its DML operator; the results equal ORT's
+    CPU provider either way. HardSwish is never fused (DML refuses ACTIVATION_HARD_SWISH as a
+    FusedActivation)."""
+    from dmlsim._pythonic.onnx_rules import ACT_TABLE
+    from dmlsim._schema.operators_generated import OPERATORS
+    producers, inits = _producers()
+    nodes, outs = [], []
+    for k, (op, node) in enumerate(producers.items()):
+        node.name = op
+        nodes += [node, helper.make_node(act, [f"p{k}"], [f"y{k}"], name=f"{act}{k}")]
+        outs.append(helper.make_tensor_value_info(f"y{k}", T.FLOAT, None))
+    m = _model(nodes, [helper.make_tensor_value_info("x", T.FLOAT, [1, 2, 3, 3]),
+                       helper.make_tensor_value_info("m", T.FLOAT, [4, 2])], outs, inits)
+    rng = np.random.default_rng(6)
+    feeds = {"x": rng.standard_normal((1, 2, 3, 3)).astype(np.float32),
+             "m": rng.standard_normal((4, 2)).astype(np.float32)}
+    s = donnx.InferenceSession(m)
+    for g, w in zip(s.run(None, feeds), _ort(m, feeds)):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+    usable = OPERATORS[f"DML_OPERATOR_ACTIVATION_{ACT_TABLE[act][0]}"].get(
+        "usable_as_fused_activation", False)
+    rows = {r.name: r for r in s.placement().rows}
+    for k, op in enumerate(producers):
+        assert bool(rows[op].fused) == usable, (op, act)
+        assert rows[f"{act}{k}"].device == "DML"

@@ -76,7 +76,11 @@ def run_case(case, placement=None) -> str | None:
         rep = donnx.Backend.prepare(_model(case))
     except dml.HResultError as e:
         return f"{dml.hresult_name(e.hresult)} at prepare: {e.message}"
-    for ins, want in _data_sets(case):
+    try:
+        data = _data_sets(case)
+    except (ValueError, TypeError) as e:
+        return f"test data that is not tensors (sequences or optionals): {e}"
+    for ins, want in data:
         try:
             got = rep.run(ins)
         except dml.HResultError as e:

@@ -38,6 +38,7 @@ from onnx.reference import ReferenceEvaluator
 
 from .._api import public as dml
 from .._core import dtypes
+from .._schema.operators_generated import OPERATORS
 from . import dmlx_graph as G
 from .dmlx_functions import Identity
 from .onnx_functions import expand
@@ -323,6 +324,18 @@ class Lowering:
             self.next_index += 1
             self.values[name] = v
 
+    def _fusable(self, fa) -> bool:
+        """Whether DML takes ``fa`` as a FusedActivation on this device: the activations the
+        fused-activations guide (and the feature-level history) list, at the device's level."""
+        schema = OPERATORS.get(f"DML_OPERATOR_ACTIVATION_{fa.activation}")
+        if schema is None or not schema.get("usable_as_fused_activation"):
+            return False
+        query = dml.DML_FEATURE_QUERY_FEATURE_LEVELS(2, [dml.DML_FEATURE_LEVEL_1_0,
+                                                         schema["introduced"]])
+        return self.device.CheckFeatureSupport(
+            dml.DML_FEATURE_FEATURE_LEVELS, query).MaxSupportedFeatureLevel == \
+            schema["introduced"]
+
     def _fusions(self) -> dict:
         """{producer node index: activation node index} for foldable activations."""
         ACTIVATIONS = self.activations
@@ -344,7 +357,8 @@ class Lowering:
             if p is None or g.node[p].op_type not in FUSABLE_INTO or src in outputs or \
                     len(consumers.get(src, [])) != 1 or len(g.node[p].output) != 1:
                 continue
-            if ACTIVATIONS[node.op_type](node, self) is None:
+            fa = ACTIVATIONS[node.op_type](node, self)
+            if fa is None or not self._fusable(fa):
                 continue
             out[p] = k
         return out
