@@ -1,5 +1,5 @@
-"""Run ONNX's backend node tests (the models and data shipped with the ``onnx`` package), all of
-them, through ``dmlsim.onnx.Backend`` and report pass / fail with the reason, as the backend test
+"""Run ONNX's backend tests (the models and data shipped with the ``onnx`` package: the node,
+simple, pytorch-converted and pytorch-operator kinds, all of them; "real" needs downloads) through ``dmlsim.onnx.Backend`` and report pass / fail with the reason, as the backend test
 runner would judge them (rtol 1e-3, atol 1e-7; bit-exact for integers), and for each pass where
 it ran: wholly on DML, or with nodes on the CPU (ONNX Runtime's partitioning: the placement's
 reasons are printed with ``--placement``).
@@ -64,8 +64,11 @@ def _data_sets(case):
     return out
 
 
+KINDS = ("node", "simple", "pytorch-converted", "pytorch-operator")  # "real" downloads models
+
+
 def all_cases(pattern=None):
-    return [(case, None) for case in load_model_tests(kind="node")
+    return [(case, None) for kind in KINDS for case in load_model_tests(kind=kind)
             if not pattern or re.search(pattern, case.name)]
 
 
@@ -128,7 +131,7 @@ def main():
             failed += 1
             print(f"FAIL {case.name}: {why[:300]}")
     print(f"{passed} passed ({on_dml} wholly on DML, {passed - on_dml} with CPU nodes), "
-          f"{failed} failed of {passed + failed} node tests")
+          f"{failed} failed of {passed + failed} backend tests")
 
 
 if __name__ == "__main__":

@@ -472,6 +472,11 @@ class Lowering:
             key = (id(v), tuple(sizes), None if strides is None else tuple(strides))
             if key not in self.const_views:
                 flat = np.ascontiguousarray(v.const).reshape(-1)
+                reach = 1 + sum((int(n) - 1) * int(t) for n, t in zip(sizes, strides or ()))
+                if strides is not None and reach > flat.size:
+                    fail(dml.E_INVALIDARG, f"value '{name}': sizes {list(sizes)} with strides "
+                                           f"{list(strides)} reach element {reach - 1} of a "
+                                           f"{flat.size}-element tensor")
                 data = flat.reshape(sizes) if strides is None else \
                     np.lib.stride_tricks.as_strided(
                         flat, shape=tuple(sizes),
@@ -493,6 +498,9 @@ class Lowering:
         if rank is not None and len(shape) < rank:
             shape = (1,) * (rank - len(shape)) + shape
         src = (1,) * (len(shape) - len(v.shape)) + tuple(v.shape)
+        if len(src) != len(shape) or any(s not in (1, t) for s, t in zip(src, shape)):
+            fail(dml.E_INVALIDARG, f"a {list(v.shape)} operand does not broadcast to "
+                                   f"{list(shape)}")
         if src == shape:
             return self.view(v, sizes_of(shape))
         packed = packed_strides(sizes_of(src))

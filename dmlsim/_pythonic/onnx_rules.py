@@ -159,7 +159,15 @@ def nary(fn_name, mean=False):
 
 
 def _prelu(L, node, ins, attrs, act):
+    """PARAMETERIZED_RELU with the slope broadcast to X. Before opset 7 the slope is per
+    channel (axis 1, what PyTorch's exporter relied on), not numpy-broadcast."""
     x, slope = ins
+    opset = next((o.version for o in L.model.opset_import if o.domain in ("", "ai.onnx")), 1)
+    if opset < 7 and len(slope.shape) == 1 and len(x.shape) > 2 and slope.shape[0] == \
+            x.shape[1] != 1:
+        shape = (slope.shape[0],) + (1,) * (len(x.shape) - 2)
+        slope = Value(shape, slope.dtype, None if slope.const is None else
+                      slope.const.reshape(shape), slope.expr)
     return L.new(X["ActivationParameterizedRelu"](L.tensor(x), L.broadcast(slope, x.shape)),
                  x.shape, x.dtype)
 

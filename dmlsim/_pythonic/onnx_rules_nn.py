@@ -42,6 +42,15 @@ def _as_4d(L, v, name):
 
 
 def _conv(L, node, ins, attrs, act, backward=False):
+    """CONVOLUTION, FORWARD (Conv) or BACKWARD (ConvTranspose).
+
+    ConvTranspose's output_padding: ONNX computes those trailing elements (they receive the
+    contributions EndPadding would have cropped). DML's CONVOLUTION page says OutputPadding
+    "applies a zero padding to the result", and ORT's DML provider zeroes OutputPadding and
+    hands DML an output tensor output_padding larger instead. dmlsim keeps to the page: the
+    output padding is taken out of EndPadding first (uncropping exactly those elements), and
+    only what exceeds EndPadding stays OutputPadding -- elements past the full transposed
+    convolution, which ONNX's formula makes zero as well. Same values, a desc the page allows."""
     x, w = ins[0], ins[1]
     b = ins[2] if len(ins) > 2 else None
     if len(x.shape) < 3:
@@ -70,6 +79,10 @@ def _conv(L, node, ins, attrs, act, backward=False):
         total = [max(0, t) for t in total]
         start = [t // 2 if upper else t - t // 2 for t in total]
         end = [t - s for t, s in zip(total, start)]
+    if backward:  # ONNX computes the output_padding elements; see _conv's docstring
+        shift = [min(e, p) for e, p in zip(end, out_pad)]
+        end = [e - t for e, t in zip(end, shift)]
+        out_pad = [p - t for p, t in zip(out_pad, shift)]
     if lifted:
         strides, dilations = [1] + strides, [1] + dilations
         start, end, out_pad = [0] + start, [0] + end, [0] + out_pad
@@ -328,6 +341,12 @@ def _resize(L, node, ins, attrs, act):
             fail(dml.E_NOTIMPL, f"{L.label(node)}: coordinate_transformation_mode '{coord}'")
         in_off.append(i)
         out_off.append(o)
+    antialias = bool(attrs.get("antialias", 0))
+    if antialias and mode == "linear" and any(1 < 1 / sc <= 2 for sc in scales):
+        # ONNX filters every downscale; RESAMPLE3's page filters only where 1 / Scale > 2
+        fail(dml.E_NOTIMPL, f"{L.label(node)}: linear antialias at scales {scales}: DML's "
+                            "RESAMPLE3 antialiases only where 1 / Scale > 2, ONNX at every "
+                            "downscale")
     rounding = dml.DML_AXIS_DIRECTION_INCREASING
     if mode == "nearest":
         nearest = _text(attrs, "nearest_mode", "round_prefer_floor")
@@ -338,7 +357,7 @@ def _resize(L, node, ins, attrs, act):
         in_off = [v + shift for v in in_off]
     y = F.Resample(L.tensor(x), sizes, dml.DML_INTERPOLATION_MODE_NEAREST_NEIGHBOR
                    if mode == "nearest" else dml.DML_INTERPOLATION_MODE_LINEAR, rounding,
-                   scales, in_off, out_off, bool(attrs.get("antialias", 0)))
+                   scales, in_off, out_off, antialias)
     return L.new(y, sizes, x.dtype)
 
 
