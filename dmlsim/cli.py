@@ -72,6 +72,8 @@ def _lower(args) -> int:
                            f"({', '.join(names) or 'inputs without shapes'}); give each a size "
                            "with --dim NAME=SIZE (ONNX Runtime's free-dimension override)")
     print(session.describe())
+    print("\nplacement (where each node runs, as ONNX Runtime partitions it):")
+    print(session.placement())
     return 0
 
 

@@ -259,8 +259,8 @@ class PartitionedPlan:
         return [env[n] if n in env else self._consts[n] for n in wanted]
 
     def describe(self) -> str:
-        """Each DML partition's graph (``Plan.describe``) after the placement."""
-        parts = [str(report(self.lowering, self.steps))]
+        """Each DML partition's graph (``Plan.describe``)."""
+        parts = []
         for s in self.steps:
             if s.kind == "DML":
                 parts.append(f"DML partition {s.index}:\n{s.plan.describe()}")
@@ -357,5 +357,8 @@ def report(L, steps=None, transfers=None) -> Report:
         step_rows = [(0, "DML", count, [n for n, _, _ in L.inputs],
                       [o.name for o in L.model.graph.output])] if count else []
     else:
-        step_rows = [(s.index, s.kind, len(s.nodes), s.inputs, s.outputs) for s in steps]
+        def runtime(names):  # constants travel inside each step's sub-model
+            return [n for n in names if n not in L.values or L.values[n].const is None]
+        step_rows = [(s.index, s.kind, len(s.nodes), runtime(s.inputs), s.outputs)
+                     for s in steps]
     return Report(rows, step_rows, transfers)
