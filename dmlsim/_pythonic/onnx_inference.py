@@ -372,7 +372,8 @@ class InferenceSession:
                 tuple((n, a.shape, a.dtype.str, a.tobytes()) for n, a in consts.items()))
 
     def _plan(self, key, shapes, consts):
-        model = onnx_model.specialize(self._model, shapes, consts)
+        model = onnx_model.specialize(self._model, shapes, consts,
+                                      {n: np.dtype(d) for n, _, d in key[0]})
         fuse = self._options.graph_optimization_level != GraphOptimizationLevel.ORT_DISABLE_ALL
         flags = self._options.execution_flags
         if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or flags < 0:
@@ -383,7 +384,8 @@ class InferenceSession:
             plan = onnx_partition.build(
                 model, self.device, fuse=fuse, base_dir=self._base_dir, flags=int(flags),
                 rules=cfg.get(RULES_KEY, "dmlsim"), executor=cfg.get(EXECUTOR_KEY, "reference"),
-                fallback=cfg.get(FALLBACK_KEY, "0") != "1")
+                fallback=cfg.get(FALLBACK_KEY, "0") != "1",
+                nested=lambda m: InferenceSession(m, self._options, device=self.device))
         except dml.HResultError:
             raise
         except Exception as e:  # noqa: BLE001 -- a model its own schema does not allow

@@ -61,6 +61,11 @@ class DmlRefused(dml.HResultError):
     """A desc DML's own validation refused (E_INVALIDARG from a DML or dmlx call)."""
 
 
+class Late(dml.HResultError):
+    """A node whose inputs' shapes (or desc-field values) are known only at run time, after a
+    CPU node: a DML partition planned when the values arrive."""
+
+
 class NeedsConstant(dml.HResultError):
     """A rule needs ``name`` as a constant (a desc field); sessions that know the graph
     inputs' values (the ONNX backend) bind such inputs as constants and lower again."""
@@ -125,6 +130,8 @@ class Lowering:
         self.folded: set = set()    # node indices folded on the CPU at plan time
         self.fused: dict = {}       # producer node index -> activation node index
         self.unknown: dict = {}     # values DML cannot hold (shape or type) -> why
+        self.deferred: dict = {}    # node index -> why it is planned at run time
+        self.late: set = set()      # values whose shape is known only at run time
         self.base_dir = base_dir  # where initializers kept as external data are read from
         model = onnx.load(model) if isinstance(model, str) else model
         if model.graph.sparse_initializer:
@@ -167,6 +174,8 @@ class Lowering:
             fail(dml.E_NOTIMPL, f"value '{name}' is not a tensor (sequences, maps and optional "
                                 "types are not supported)")
         t = vi.type.tensor_type
+        if not t.HasField("shape"):
+            fail(dml.E_INVALIDARG, f"value '{name}' has no shape after shape inference")
         if t.elem_type == onnx.TensorProto.STRING:
             fail(dml.E_NOTIMPL, f"value '{name}' is a string tensor; DirectML has no strings")
         dims = []
@@ -289,7 +298,10 @@ class Lowering:
             except NeedsConstant as e:
                 if e.inputs:
                     raise  # the session reads those graph inputs on the CPU and plans again
-                self._to_cpu(k, node, e.message.removeprefix("dmlsim.onnx: "))
+                self._defer(k, node, "needs a value the CPU computes at run time as a desc "
+                                     "field: " + e.message.removeprefix("dmlsim.onnx: "))
+            except Late as e:
+                self._defer(k, node, e.message.removeprefix("dmlsim.onnx: "))
             except dml.HResultError as e:
                 if e.hresult != dml.E_NOTIMPL and not isinstance(e, DmlRefused):
                     raise
@@ -304,6 +316,16 @@ class Lowering:
             return True
         return False
 
+    def _defer(self, k, node, why):
+        """Node ``k`` is DML work planned per run (its outputs are late too)."""
+        self.deferred[k] = why
+        if k in self.fused:
+            del self.fused[k]
+        for name in node.output:
+            if name and name not in self.values:
+                self.unknown[name] = "its shape is known only at run time"
+                self.late.add(name)
+
     def _to_cpu(self, k, node, why):
         """Node ``k`` runs on the CPU: its outputs are runtime inputs of what follows."""
         self.cpu[k] = why
@@ -317,6 +339,8 @@ class Lowering:
                 dml_type(dt)
             except dml.HResultError as e:
                 self.unknown[name] = e.message.removeprefix("dmlsim.onnx: ")
+                if "DML_TENSOR_DATA_TYPE" not in e.message and "string" not in e.message:
+                    self.late.add(name)  # shape (or type) known only when computed
                 continue
             v = Value(shape, dt)
             v.expr = G.InputTensor(self.graph, self.next_index,
@@ -369,6 +393,11 @@ class Lowering:
         missing = [n for n, v in zip(node.input, ins) if n and v is None]
         late = [n for n in missing if n in self.unknown]
         if late:
+            key = node.op_type if node.domain in ("", "ai.onnx") else \
+                f"{node.domain}.{node.op_type}"
+            if all(n in self.late for n in late) and key in self.rules:
+                raise Late(dml.E_NOTIMPL, f"dmlsim.onnx: input '{late[0]}' comes from the "
+                                          "CPU with a shape known only at run time")
             fail(dml.E_NOTIMPL, f"{self.label(node)}: input '{late[0]}' stays on the CPU: "
                                 f"{self.unknown[late[0]]}")
         if missing:

@@ -157,10 +157,12 @@ def override_free_dimensions(model, by_name: dict, by_denotation: dict):
     return out
 
 
-def specialize(model, shapes: dict, constants: dict):
+def specialize(model, shapes: dict, constants: dict, dtypes=None):
     """``model`` with the graph inputs in ``shapes`` ({name: shape}) made static and those in
     ``constants`` ({name: array}) turned into initializers; value_info dropped (it may hold the
-    symbolic dims: shape inference fills it again with the bound ones)."""
+    symbolic dims: shape inference fills it again with the bound ones). An input declared
+    without an element type (a partition's input from a CPU node shape inference could not
+    type) takes the one in ``dtypes`` ({name: numpy dtype})."""
     out = onnx.ModelProto()
     out.CopyFrom(model)
     del out.graph.value_info[:]
@@ -169,6 +171,9 @@ def specialize(model, shapes: dict, constants: dict):
         if vi.name in constants:
             continue
         if vi.name in shapes and vi.type.HasField("tensor_type"):
+            if not vi.type.tensor_type.elem_type and dtypes and vi.name in dtypes:
+                vi.type.tensor_type.elem_type = helper.np_dtype_to_tensor_dtype(
+                    np.dtype(dtypes[vi.name]))
             shape = vi.type.tensor_type.shape
             del shape.dim[:]
             for s in shapes[vi.name]:

@@ -118,8 +118,14 @@ def schedule(L) -> list:
     fused_into = {k: p for p, k in activation_of.items()}
     steps: list = []
     made: dict = {}  # value -> step index
+    needed = {o.name for o in L.model.graph.output}
+    live = set()
+    for k in range(len(nodes) - 1, -1, -1):  # nodes no graph output depends on are pruned
+        if any(o in needed for o in nodes[k].output):
+            live.add(k)
+            needed.update(_reads(nodes[k]))
     for k, node in enumerate(nodes):
-        if k in L.folded or node.op_type == "Constant" and k not in L.cpu:
+        if k in L.folded or k not in live or node.op_type == "Constant" and k not in L.cpu:
             continue
         kind = "CPU" if k in L.cpu else "DML"
         if k in fused_into:  # an activation fused into its producer runs with it
@@ -148,10 +154,12 @@ def schedule(L) -> list:
     return steps
 
 
-def _value_info(L, name, static=True):
+def _value_info(L, name, static=True, bare=False):
     vi = L.types.get(name)
-    if vi is None:
-        fail(dml.E_INVALIDARG, f"value '{name}' has no type after shape inference")
+    if vi is None or not vi.type.HasField("tensor_type") or \
+            not vi.type.tensor_type.elem_type:  # typed by the executor / when values arrive
+        return onnx.ValueInfoProto(name=name) if bare else \
+            helper.make_tensor_value_info(name, 0, None)
     if not static:
         return helper.make_tensor_value_info(name, vi.type.tensor_type.elem_type, None)
     return vi
@@ -171,7 +179,8 @@ def sub_model(L, step) -> onnx.ModelProto:
             inits.append(numpy_helper.from_array(np.asarray(arr), name))
         else:
             inputs.append(_value_info(L, name, static=name not in L.unknown))
-    outputs = [_value_info(L, o, static=step.kind == "DML") for o in step.outputs]
+    outputs = [_value_info(L, o, static=step.kind == "DML" and o not in L.late,
+                           bare=step.kind == "CPU") for o in step.outputs]
     names = {n for _, node in step.nodes for n in list(node.input) + list(node.output)}
     infos = [vi for vi in L.model.graph.value_info if vi.name in names and
              vi.name not in L.unknown] if step.kind == "DML" else []
@@ -184,10 +193,40 @@ def sub_model(L, step) -> onnx.ModelProto:
 
 def cpu_runner(model, step, executor, why=""):
     """A callable running ``model`` (a CPU step) with ``executor``; ``why`` says why its nodes
-    left DML, for the message when no CPU kernel exists either."""
-    first = step.nodes[0][1]
+    left DML, for the message when no CPU kernel exists either. An input shape inference could
+    not type (after a contrib operator) is typed by the first values it receives."""
     where = f"CPU step {step.index} ({', '.join(sorted({n.op_type for _, n in step.nodes}))}" \
         f"{'; on the CPU because ' + why if why else ''})"
+    if executor not in ("reference", "onnxruntime"):
+        fail(dml.E_INVALIDARG, f"session config {EXECUTOR_KEY} is {executor!r}; 'reference' or "
+                               "'onnxruntime'")
+    untyped = [vi.name for vi in model.graph.input if not vi.type.tensor_type.elem_type]
+    made: dict = {}
+
+    def build(feeds):
+        m = model
+        if untyped:
+            m = onnx.ModelProto()
+            m.CopyFrom(model)
+            for vi in m.graph.input:
+                if vi.name in feeds and not vi.type.tensor_type.elem_type:
+                    vi.type.tensor_type.elem_type = helper.np_dtype_to_tensor_dtype(
+                        np.asarray(feeds[vi.name]).dtype)
+        return _executor(m, step, executor, where)
+
+    def run(feeds):
+        key = tuple(np.asarray(feeds[n]).dtype.str for n in untyped if n in feeds)
+        if key not in made:
+            made.clear()  # one signature kept: a new dtype is rare
+            made[key] = build(feeds)
+        return made[key](feeds)
+    if not untyped:
+        made[()] = build({})
+    return run
+
+
+def _executor(model, step, executor, where):
+    first = step.nodes[0][1]
     if executor == "onnxruntime":
         try:
             import onnxruntime as ort
@@ -200,10 +239,13 @@ def cpu_runner(model, step, executor, why=""):
         except Exception as e:  # noqa: BLE001 -- ORT says why
             fail(dml.E_NOTIMPL, f"{where}: ONNX Runtime's CPU provider cannot run it: {e}")
         names = [o.name for o in model.graph.output]
-        return lambda feeds: sess.run(names, feeds)
-    if executor != "reference":
-        fail(dml.E_INVALIDARG, f"session config {EXECUTOR_KEY} is {executor!r}; 'reference' or "
-                               "'onnxruntime'")
+
+        def run_ort(feeds):
+            try:
+                return sess.run(names, feeds)
+            except Exception as e:  # noqa: BLE001 -- reported as the CPU step's failure
+                fail(dml.E_FAIL, f"{where} failed on the CPU (onnxruntime): {e}")
+        return run_ort
     from onnx.reference import ReferenceEvaluator
     try:
         ev = ReferenceEvaluator(model)
@@ -213,26 +255,34 @@ def cpu_runner(model, step, executor, why=""):
                             f"{type(e).__name__}: {e}; session config {EXECUTOR_KEY}="
                             "onnxruntime runs it with ONNX Runtime's CPU provider")
 
-    def run(feeds):
+    def run_reference(feeds):
         try:
             return ev.run(None, feeds)
         except Exception as e:  # noqa: BLE001 -- reported as the CPU step's failure
             fail(dml.E_FAIL, f"{where} failed on the CPU (onnx.reference): "
                              f"{type(e).__name__}: {e}")
-    return run
+    return run_reference
 
 
 class PartitionedPlan:
     """One input signature's model cut into DML partitions (each a compiled ``Plan``) and CPU
     steps, run in order; what ORT's session runs when its DML EP takes only part of a graph."""
 
-    def __init__(self, L, device, fuse, base_dir, flags, executor="reference"):
+    def __init__(self, L, device, fuse, base_dir, flags, executor="reference", nested=None):
         self.device, self.lowering = device, L
         self.steps = schedule(L)
         self._counts = [0, 0, 0, 0]
         for s in self.steps:
             m = sub_model(L, s)
-            if s.kind == "DML":
+            s.session = None
+            if s.kind == "DML" and (any(k in L.deferred for k, _ in s.nodes) or
+                                    any(n in L.late for n in s.inputs)):
+                # shapes or desc fields known only at run time: a session of its own plans
+                # this partition per input signature (and per value read on the CPU)
+                s.session = nested(m)
+                s.run = (lambda ss, names: lambda feeds: ss.run(names, feeds))(s.session,
+                                                                                s.outputs)
+            elif s.kind == "DML":
                 s.plan = Plan(m, device, fuse=fuse, base_dir=base_dir, flags=flags)
                 s.run = (lambda p, names: lambda feeds: p.run(names, feeds))(s.plan, s.outputs)
             else:
@@ -268,20 +318,20 @@ class PartitionedPlan:
 
 
 def build(model, device, *, fuse=True, base_dir="", flags=0, rules="dmlsim",
-          executor="reference", fallback=True):
+          executor="reference", fallback=True, nested=None):
     """The plan for one input signature: a ``Plan`` when every node lowers onto DML, else a
     ``PartitionedPlan``; with ``fallback`` False a CPU node is E_NOTIMPL naming it (ORT's
     ``session.disable_cpu_ep_fallback``)."""
     L = Lowering(model, device, RULES, ACTIVATIONS, fuse=fuse, base_dir=base_dir,
                  placement=Placement(rules)).lower()
-    if not L.cpu:
+    if not L.cpu and not L.deferred:
         return Plan(None, device, flags=flags, lowering=L)
     if not fallback:
         k = next(iter(L.cpu))
         node = L.model.graph.node[k]
         fail(dml.E_NOTIMPL, f"node {k} '{node.name}' ({node.op_type}) would run on the CPU and "
                             f"{FALLBACK_KEY} is set: {cpu_reason(L, k)}")
-    return PartitionedPlan(L, device, fuse, base_dir, flags, executor)
+    return PartitionedPlan(L, device, fuse, base_dir, flags, executor, nested)
 
 
 class Report(NamedTuple):
@@ -344,6 +394,8 @@ def report(L, steps=None, transfers=None) -> Report:
             device = "DML"
             takes, ep_why, _ = ep_verdict(L, node)
             why = "" if takes else f"ORT's DML EP would run it on the CPU: {ep_why}"
+            if k in L.deferred:
+                why = f"planned per run ({L.deferred[k]})" + (f"; {why}" if why else "")
             if k in fused_into:
                 p = nodes[fused_into[k]]
                 why = f"fused into {p.op_type} '{p.name}'" + (f"; {why}" if why else "")
