@@ -93,6 +93,8 @@ def run_case(case, placement=None) -> str | None:
         for g, w in zip(got, want):
             if g.shape != w.shape:
                 return f"shape {g.shape}, expected {w.shape}"
+            if w.dtype.kind == "V" and w.dtype.itemsize <= 2:  # ml_dtypes' bfloat16 / float8
+                g, w = g.astype(np.float32), w.astype(np.float32)
             if w.dtype.kind in "fc":
                 if not np.allclose(g.astype(np.float64), w.astype(np.float64), rtol=case.rtol,
                                    atol=case.atol, equal_nan=True):

@@ -88,6 +88,12 @@ class Value:
     expr: Any = None
 
 
+def _not_empty(name, shape):
+    if 0 in shape:
+        fail(dml.E_NOTIMPL, f"value '{name}' is empty ({list(shape)}); DML has no zero-sized "
+                            "dimensions")
+
+
 def given(node, k) -> bool:
     """Whether optional input ``k`` of ``node`` is given (present and not the empty name)."""
     return k < len(node.input) and node.input[k] != ""
@@ -267,6 +273,7 @@ class Lowering:
                 try:
                     shape, dt = self.info(vi.name)
                     dml_type(dt)
+                    _not_empty(vi.name, shape)
                 except NeedsConstant:
                     raise
                 except dml.HResultError as e:  # its readers run on the CPU
@@ -337,9 +344,11 @@ class Lowering:
             try:
                 shape, dt = self.info(name)
                 dml_type(dt)
+                _not_empty(name, shape)
             except dml.HResultError as e:
                 self.unknown[name] = e.message.removeprefix("dmlsim.onnx: ")
-                if "DML_TENSOR_DATA_TYPE" not in e.message and "string" not in e.message:
+                if "DML_TENSOR_DATA_TYPE" not in e.message and "string" not in e.message and \
+                        "empty" not in e.message:
                     self.late.add(name)  # shape (or type) known only when computed
                 continue
             v = Value(shape, dt)
@@ -407,6 +416,15 @@ class Lowering:
             self._fold(node, ins)
             self.folded.add(self.node_index)
             return
+        for name in node.output:
+            if name and name in self.types and self._elements(name) == 0 and \
+                    self.types[name].type.tensor_type.shape.dim:
+                dims = [d.dim_value for d in self.types[name].type.tensor_type.shape.dim]
+                if 0 in dims and all(d.HasField("dim_value") for d in
+                                     self.types[name].type.tensor_type.shape.dim):
+                    fail(dml.E_NOTIMPL, f"{self.label(node)}: output '{name}' is empty "
+                                        f"({dims}); DML has no zero-sized dimensions (ORT "
+                                        "runs such nodes on the CPU)")
         key = node.op_type if node.domain in ("", "ai.onnx") else \
             f"{node.domain}.{node.op_type}"
         if key not in self.rules:
@@ -436,6 +454,8 @@ class Lowering:
                 self.values[name] = v
                 made.append(v)
         self.lowered.append((self.node_index, node, made))
+        if made and all(v.const is not None for v in made):  # Shape, Size: known at plan time
+            self.folded.add(self.node_index)
 
     def lower_inner(self, node):
         """Lower a node of a subgraph taken in place (an If's branch)."""
