@@ -86,6 +86,7 @@ class Value:
     dtype: np.dtype
     const: np.ndarray | None = None
     expr: Any = None
+    empty: bool = False  # a zero-sized graph input: its type and shape only, no tensor
 
 
 def _not_empty(name, shape):
@@ -197,6 +198,9 @@ class Lowering:
         """The Expression holding ``v`` (constants become OWNED_BY_DML graph inputs)."""
         if v.expr is None:
             if v.const is None:
+                if v.empty:
+                    fail(dml.E_NOTIMPL, f"value '{name}' is empty ({list(v.shape)}); DML has "
+                                        "no zero-sized dimensions")
                 fail(dml.E_INVALIDARG, f"value '{name}' has no tensor")
             data = np.ascontiguousarray(v.const.astype(np.uint8) if v.dtype == np.bool_
                                         else v.const)
@@ -244,7 +248,8 @@ class Lowering:
                 for o in n.output:
                     producer[o] = reads
         walk(self.model.graph.node)
-        runtime = {n for n, _, _ in self.inputs}
+        inits = {i.name for i in self.model.graph.initializer}
+        runtime = {i.name for i in self.model.graph.input if i.name not in inits}
         seen, todo, out = set(), [name], []
         while todo:
             v = todo.pop()
@@ -273,11 +278,11 @@ class Lowering:
                 try:
                     shape, dt = self.info(vi.name)
                     dml_type(dt)
-                    _not_empty(vi.name, shape)
-                except NeedsConstant:
-                    raise
                 except dml.HResultError as e:  # its readers run on the CPU
                     self.unknown[vi.name] = e.message.removeprefix("dmlsim.onnx: ")
+                    continue
+                if 0 in shape:  # a reader that needs its data runs on the CPU
+                    self.values[vi.name] = Value(shape, dt, empty=True)
                     continue
             shape, dt = self.info(vi.name)
             v = Value(shape, dt)

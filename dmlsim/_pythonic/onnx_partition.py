@@ -326,7 +326,7 @@ def build(model, device, *, fuse=True, base_dir="", flags=0, rules="dmlsim",
                  placement=Placement(rules)).lower()
     if not L.cpu and not L.deferred:
         return Plan(None, device, flags=flags, lowering=L)
-    if not fallback:
+    if not fallback and L.cpu:
         k = next(iter(L.cpu))
         node = L.model.graph.node[k]
         fail(dml.E_NOTIMPL, f"node {k} '{node.name}' ({node.op_type}) would run on the CPU and "
