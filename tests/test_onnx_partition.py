@@ -258,3 +258,20 @@ def test_activations_fuse_only_where_dml_takes_them(act):
     for k, op in enumerate(producers):
         assert bool(rows[op].fused) == usable, (op, act)
         assert rows[f"{act}{k}"].device == "DML"
+
+
+# ---- lowerings the DML EP registers that the backend tests do not cover -------------------------
+
+def test_global_lp_pool_and_max_roi_pool_against_onnx_runtime():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 6, 7)).astype(np.float32)
+    rois = np.array([[0, 0, 0, 3, 3], [1, 1, 2, 6, 5], [0, 2, 1, 4, 6]], np.float32)
+    xi = helper.make_tensor_value_info("x", T.FLOAT, x.shape)
+    ri = helper.make_tensor_value_info("r", T.FLOAT, rois.shape)
+    cases = [(helper.make_node("GlobalLpPool", ["x"], ["y"], p=3), {"x": x}, [xi]),
+             (helper.make_node("MaxRoiPool", ["x", "r"], ["y"], pooled_shape=[2, 3],
+                               spatial_scale=1.0), {"x": x, "r": rois}, [xi, ri])]
+    for node, feeds, ins in cases:
+        m = _model([node], ins, [helper.make_tensor_value_info("y", T.FLOAT, None)])
+        s = donnx.InferenceSession(m, _options(session__disable_cpu_ep_fallback="1"))
+        np.testing.assert_allclose(s.run(None, feeds)[0], _ort(m, feeds)[0], rtol=1e-6)

@@ -1,6 +1,7 @@
 """Lowering rules for the ONNX operators ORT's DML provider registers that have a DML operator of
 their own but no family above: CumProd -> CUMULATIVE_PRODUCT, ReverseSequence ->
 REVERSE_SUBSEQUENCES, Col2Im -> FOLD, MaxUnpool -> MAX_UNPOOLING, RoiAlign -> ROI_ALIGN1,
+MaxRoiPool -> ROI_POOLING, GlobalLpPool -> LP_POOLING1 over the whole image,
 Upsample -> Resize's RESAMPLE2, Einsum -> REDUCE / GEMM / ELEMENT_WISE_IDENTITY (the contraction
 forms the provider recognizes: one or two operands, no repeated index in one operand, no
 ellipsis; others stay on the CPU, as the provider's support query sends them). Same rule
@@ -116,6 +117,24 @@ def _roi_align(L, node, ins, attrs, act):
     return L.new(y, shape, x.dtype)
 
 
+def _global_lp_pool(L, node, ins, attrs, act):
+    """GlobalLpPool: LpPool with the whole spatial extent as its window."""
+    from .onnx_rules_nn import _lppool
+    return _lppool(L, node, ins, {"kernel_shape": list(ins[0].shape[2:]),
+                                  "p": attrs.get("p", 2)}, act)
+
+
+def _max_roi_pool(L, node, ins, attrs, act):
+    """ROI_POOLING: ONNX's [num_rois, 5] regions (batch, x1, y1, x2, y2) are DML's ROITensor
+    {1, 1, num_rois, 5}."""
+    x, rois = ins
+    h, w = (int(v) for v in attrs["pooled_shape"])
+    n = rois.shape[0]
+    y = X["RoiPooling"](L.tensor(x), L.view(rois, [1, 1, n, 5]),
+                        float(attrs.get("spatial_scale", 1.0)), {"Width": w, "Height": h})
+    return L.new(y, [n, x.shape[1], h, w], x.dtype)
+
+
 def _opset(L):
     return next((o.version for o in L.model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
@@ -193,4 +212,4 @@ def _einsum(L, node, ins, attrs, act):
 
 RULES = {"CumProd": _cumprod, "ReverseSequence": _reverse_sequence, "Col2Im": _col2im,
          "MaxUnpool": _max_unpool, "RoiAlign": _roi_align, "Upsample": _upsample,
-         "Einsum": _einsum}
+         "Einsum": _einsum, "GlobalLpPool": _global_lp_pool, "MaxRoiPool": _max_roi_pool}
