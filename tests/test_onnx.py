@@ -67,7 +67,9 @@ def test_models_match_onnx_runtime(build):
     x = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
     want = ort.InferenceSession(model.SerializeToString(),
                                 providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    (got,) = donnx.prepare(model).run(None, {"x": x})
+    session = donnx.prepare(model)
+    (got,) = session.run(None, {"x": x})
+    assert session.placement().all_dml  # the example models run wholly on DML
     assert got.shape == want.shape and got.dtype == np.float32
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)
 

@@ -245,6 +245,7 @@ def test_the_genai_llm_prefill_and_decode_match_onnx_runtime(folder, buf):
             err = np.abs(g.astype(np.float64) - w.astype(np.float64)).max()
             assert err <= 1e-2 * np.abs(w.astype(np.float64)).max(), (step, name, err)
         np.testing.assert_array_equal(got[0][0, -1].argmax(), want[0][0, -1].argmax())
+        assert session.placement().all_dml  # as genai's DML models run under ORT
         feeds = llm_feeds([int(want[0][0, -1].argmax())], past=4,
                            kv=dict(zip(session.output_names, want)))
 

@@ -275,3 +275,21 @@ def test_global_lp_pool_and_max_roi_pool_against_onnx_runtime():
         m = _model([node], ins, [helper.make_tensor_value_info("y", T.FLOAT, None)])
         s = donnx.InferenceSession(m, _options(session__disable_cpu_ep_fallback="1"))
         np.testing.assert_allclose(s.run(None, feeds)[0], _ort(m, feeds)[0], rtol=1e-6)
+
+
+def test_the_repo_models_run_wholly_on_dml():
+    """DxDispatch's ONNX sample models (tests/models/onnx_*.onnx) with fallback disabled."""
+    from pathlib import Path
+    models = Path(__file__).with_name("models")
+    gemm = donnx.InferenceSession(models / "onnx_gemm.onnx",
+                                  _options(session__disable_cpu_ep_fallback="1"))
+    feeds = {a.name: np.ones([d if isinstance(d, int) else 2 for d in a.shape],
+                             np.float32) for a in gemm.get_inputs()}
+    gemm.run(None, feeds)
+    assert gemm.placement().all_dml
+    dyn = donnx.InferenceSession(models / "onnx_dynamic_shapes.onnx",
+                                 _options(session__disable_cpu_ep_fallback="1"))
+    feeds = {a.name: np.ones([d if isinstance(d, int) else 3 for d in a.shape], np.float32)
+             for a in dyn.get_inputs()}
+    dyn.run(None, feeds)
+    assert dyn.placement().all_dml
