@@ -14,6 +14,7 @@ from .onnx_rules import ACTIVATIONS, RULES as ELEMENTWISE
 from .onnx_rules_attention import RULES as ATTENTION
 from .onnx_rules_contrib import RULES as CONTRIB
 from .onnx_rules_contrib_nn import RULES as CONTRIB_NN
+from .onnx_rules_contrib_quant import RULES as CONTRIB_QUANT
 from .onnx_rules_fill import RULES as FILL
 from .onnx_rules_more import RULES as MORE
 from .onnx_rules_nn import RULES as NN
@@ -23,7 +24,7 @@ from .onnx_rules_shape import RULES as SHAPE
 from .run import Prepared, device_state
 
 RULES = {**ELEMENTWISE, **NN, **SHAPE, **QUANT, **RECURRENT, **FILL,
-         **ATTENTION, **CONTRIB, **CONTRIB_NN, **MORE}
+         **ATTENTION, **CONTRIB, **CONTRIB_NN, **CONTRIB_QUANT, **MORE}
 
 
 def make_device(feature_level=None):

@@ -198,17 +198,29 @@ def _contrib_attention(L, node, ins, attrs, act):
     for k, what in ((4, "past"), (6, "past_sequence_length"), (7, "cache_indirection")):
         if given(node, k):
             fail(dml.E_NOTIMPL, f"{L.label(node)}: the {what} input is not lowered")
+    total = sum(_hidden(attrs, w))
+    rows = x.shape[0] * x.shape[1]
+    c = None if bias is None else L.broadcast(bias, (1, 1, rows, total))
+    proj = X["Gemm"](L.view(x, [1, 1, rows, x.shape[2]]), L.view(w, [1, 1, x.shape[2], total]),
+                     c)
+    return attend(L, node, attrs, x, w, proj, mask, abias)
+
+
+def _hidden(attrs, w):
+    return [int(v) for v in attrs.get("qkv_hidden_sizes") or [w.shape[1] // 3] * 3]
+
+
+def attend(L, node, attrs, x, w, proj, mask, abias):
+    """com.microsoft.Attention after its input projection ``proj`` ([1, 1, B x S, Dq + Dk +
+    Dv], FLOAT): what Attention and QAttention share."""
     if int(attrs.get("do_rotary", 0)) or int(attrs.get("past_present_share_buffer", 0)):
         fail(dml.E_NOTIMPL, f"{L.label(node)}: do_rotary / past_present_share_buffer")
     if len(node.output) > 1 and node.output[1]:
         fail(dml.E_NOTIMPL, f"{L.label(node)}: the present output is not lowered")
     n = int(attrs["num_heads"])
     b, s, d = x.shape
-    hq, hk, hv = [int(v) for v in attrs.get("qkv_hidden_sizes") or [w.shape[1] // 3] * 3]
-    total = hq + hk + hv
+    hq, hk, hv = _hidden(attrs, w)
     rows = b * s
-    c = None if bias is None else L.broadcast(bias, (1, 1, rows, total))
-    proj = X["Gemm"](L.view(x, [1, 1, rows, d]), L.view(w, [1, 1, d, total]), c)
     parts = []
     for start, width in ((0, hq), (hq, hk), (hq + hk, hv)):
         part = F.Slice(proj, [0, 0, 0, start], [1, 1, rows, width], [1, 1, 1, 1])
@@ -219,13 +231,14 @@ def _contrib_attention(L, node, ins, attrs, act):
               "MaskType": NO_MASK}
     if mask is not None:
         fields["MaskType"], t["MaskTensor"] = _padding_mask(L, node, mask, b, s, s)
+    dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)  # QAttention: FLOAT
     rel = None if abias is None else L.broadcast(abias, (b, n, s, s))
     if int(attrs.get("unidirectional", 0)):
-        causal = _causal(L, x.dtype, b, n, s, 0, s)
+        causal = _causal(L, dtype, b, n, s, 0, s)
         rel = causal if rel is None else X["Add"](rel, causal)
     t["RelativePositionBiasTensor"] = rel
-    y, _ = _multihead(L, node, "MULTIHEAD_ATTENTION", t, fields, x.dtype, None)
-    return L.new(y, (b, s, hv), x.dtype)
+    y, _ = _multihead(L, node, "MULTIHEAD_ATTENTION", t, fields, dtype, None)
+    return L.new(y, (b, s, hv), dtype)
 
 
 RULES = {"Attention": _attention, "com.microsoft.MultiHeadAttention": _mha,
