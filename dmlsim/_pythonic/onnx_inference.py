@@ -357,7 +357,8 @@ class InferenceSession:
                 self.last_plan = plan
                 return plan
             try:
-                return self._plan(key, shapes, consts)
+                return self._plan(key, shapes, consts,
+                                  {n: feeds[n].dtype for n in shapes})
             except NeedsConstant as e:
                 wanted = {n for n in (e.name, *e.inputs) if n in feeds} - self.constants
                 if not wanted:
@@ -371,9 +372,8 @@ class InferenceSession:
                       for n, (shape, dtype) in signature.items()),
                 tuple((n, a.shape, a.dtype.str, a.tobytes()) for n, a in consts.items()))
 
-    def _plan(self, key, shapes, consts):
-        model = onnx_model.specialize(self._model, shapes, consts,
-                                      {n: np.dtype(d) for n, _, d in key[0]})
+    def _plan(self, key, shapes, consts, dtypes=None):
+        model = onnx_model.specialize(self._model, shapes, consts, dtypes)
         fuse = self._options.graph_optimization_level != GraphOptimizationLevel.ORT_DISABLE_ALL
         flags = self._options.execution_flags
         if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or flags < 0:
