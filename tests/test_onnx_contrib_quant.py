@@ -145,3 +145,23 @@ def test_fused_matmul_activation_against_float64():
                                rtol=1e-5, atol=1e-6)
     (row,) = s.placement().rows
     assert row.device == "DML"
+
+
+def test_nhwc_conv_is_conv_in_nhwc():
+    """NhwcConv against ORT's Conv on the transposed tensors (ORT's CPU has no NhwcConv)."""
+    x, w, b = f32(1, 6, 7, 4), f32(6, 3, 3, 2), f32(6)
+    _, s = _session([helper.make_node("NhwcConv", ["x", "w", "b"], ["y"], domain=MS, group=2,
+                                      pads=[1, 1, 1, 1], strides=[2, 1])],
+                    {"x": x, "w": w, "b": b}, T.FLOAT)
+    conv = helper.make_model(helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["y"], group=2, pads=[1, 1, 1, 1],
+                          strides=[2, 1])], "c",
+        [helper.make_tensor_value_info(n, T.FLOAT, None) for n in "xwb"],
+        [helper.make_tensor_value_info("y", T.FLOAT, None)]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    conv.ir_version = 8
+    want = ort.InferenceSession(conv.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x.transpose(0, 3, 1, 2).copy(), "w": w.transpose(0, 3, 1, 2).copy(),
+               "b": b})[0].transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(s.run(None, {"x": x, "w": w, "b": b})[0], want, rtol=1e-5,
+                               atol=1e-5)

@@ -1,5 +1,6 @@
-"""ONNX Runtime's quantized com.microsoft operators onto DML's, as its DML provider registers and
-lowers them (definitions: ORT's ``docs/ContribOperators.md``):
+"""ONNX Runtime's quantized com.microsoft operators (and the provider's other leftovers:
+ConvTransposeWithDynamicPads, FusedMatMulActivation, NhwcConv) onto DML's, as its DML provider
+registers and lowers them (definitions: ORT's ``docs/ContribOperators.md``):
 
 - **MatMulIntegerToFloat** ``(A - a_zp) a_scale x (B - b_zp) b_scale + bias``:
   MATRIX_MULTIPLY_INTEGER_TO_FLOAT (FL 6_2), scales and zero points per tensor, B's also per
@@ -20,6 +21,7 @@ lowers them (definitions: ORT's ``docs/ContribOperators.md``):
   the CPU holds, as the provider requires).
 - **FusedMatMulActivation** (the provider's own fusion of FusedMatMul and an activation): GEMM
   with the activation as its FusedActivation.
+- **NhwcConv**: CONVOLUTION of the NHWC input and OHWI filters seen as NCHW / OIHW.
 Where the zero point is absent it is 0 of the data's type, as the definitions say.
 """
 from __future__ import annotations
@@ -198,6 +200,21 @@ def _conv_transpose_dynamic_pads(L, node, ins, attrs, act):
     return _conv(L, conv, rest, attrs, act, backward=True)
 
 
+def _nhwc_conv(L, node, ins, attrs, act):
+    """NhwcConv: Conv of an [N, H, W, C] input with [M, kH, kW, C / group] filters into
+    [N, oH, oW, M], the NCHW operands made by ELEMENT_WISE_IDENTITY transposes (the provider
+    describes them with permuted strides instead: the same values)."""
+    from .onnx_rules_more import _permuted
+    x, w = ins[0], ins[1]
+    if len(x.shape) != 4 or len(w.shape) != 4:
+        fail(dml.E_NOTIMPL, f"{L.label(node)}: a {len(x.shape)}-D input (lowered for 4-D)")
+    b = ins[2] if len(ins) > 2 and ins[2] is not None else None
+    xt, wt = _permuted(L, x, [0, 3, 1, 2]), _permuted(L, w, [0, 3, 1, 2])
+    conv = helper.make_node("Conv", list(node.input[:3]), list(node.output), name=node.name)
+    y = _conv(L, conv, [xt, wt] + ([b] if b is not None else []), attrs, act)
+    return _permuted(L, y, [0, 2, 3, 1])
+
+
 def _fused_matmul_activation(L, node, ins, attrs, act):
     name = _text(attrs, "activation", "")
     table = {k: v for k, v in ACT_TABLE.items()}
@@ -219,4 +236,4 @@ RULES = {f"com.microsoft.{k}": v for k, v in {
     "QLinearSigmoid": _qlinear_sigmoid, "QLinearConcat": _qlinear_concat,
     "QLinearAveragePool": _qlinear_pool(False), "QLinearGlobalAveragePool": _qlinear_pool(True),
     "QAttention": _qattention, "ConvTransposeWithDynamicPads": _conv_transpose_dynamic_pads,
-    "FusedMatMulActivation": _fused_matmul_activation}.items()}
+    "FusedMatMulActivation": _fused_matmul_activation, "NhwcConv": _nhwc_conv}.items()}
