@@ -135,24 +135,32 @@ def test_conv_transpose_with_dynamic_pads():
            inits=[numpy_helper.from_array(np.array([1, 1, 0, 0], np.int64), "p")])
 
 
-def test_fused_matmul_activation_against_float64():
-    a, b = f32(2, 3, 4), f32(2, 4, 5)
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-5), (np.float16, 1e-2)],
+                         ids=["fp32", "fp16"])
+def test_fused_matmul_activation_against_float64(dtype, tol):
+    a, b = f32(2, 3, 4).astype(dtype), f32(2, 4, 5).astype(dtype)
     _, s = _session([helper.make_node("FusedMatMulActivation", ["a", "b"], ["y"], domain=MS,
                                       alpha=0.5, activation="LeakyRelu",
-                                      activation_alpha=0.2)], {"a": a, "b": b}, T.FLOAT)
+                                      activation_alpha=0.2)], {"a": a, "b": b},
+                    helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
     z = 0.5 * (a.astype(np.float64) @ b.astype(np.float64))
-    np.testing.assert_allclose(s.run(None, {"a": a, "b": b})[0], np.where(z > 0, z, 0.2 * z),
-                               rtol=1e-5, atol=1e-6)
+    want = np.where(z > 0, z, 0.2 * z)
+    np.testing.assert_allclose(s.run(None, {"a": a, "b": b})[0], want, rtol=tol,
+                               atol=tol * np.abs(want).max())
     (row,) = s.placement().rows
     assert row.device == "DML"
 
 
-def test_nhwc_conv_is_conv_in_nhwc():
-    """NhwcConv against ORT's Conv on the transposed tensors (ORT's CPU has no NhwcConv)."""
-    x, w, b = f32(1, 6, 7, 4), f32(6, 3, 3, 2), f32(6)
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-5), (np.float16, 1e-2)],
+                         ids=["fp32", "fp16"])
+def test_nhwc_conv_is_conv_in_nhwc(dtype, tol):
+    """NhwcConv against ORT's float32 Conv on the transposed tensors (ORT's CPU has no
+    NhwcConv); FLOAT16 within 1e-2 of the output's scale."""
+    x, w, b = (f32(1, 6, 7, 4).astype(dtype), f32(6, 3, 3, 2).astype(dtype),
+               f32(6).astype(dtype))
     _, s = _session([helper.make_node("NhwcConv", ["x", "w", "b"], ["y"], domain=MS, group=2,
                                       pads=[1, 1, 1, 1], strides=[2, 1])],
-                    {"x": x, "w": w, "b": b}, T.FLOAT)
+                    {"x": x, "w": w, "b": b}, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
     conv = helper.make_model(helper.make_graph(
         [helper.make_node("Conv", ["x", "w", "b"], ["y"], group=2, pads=[1, 1, 1, 1],
                           strides=[2, 1])], "c",
@@ -160,8 +168,10 @@ def test_nhwc_conv_is_conv_in_nhwc():
         [helper.make_tensor_value_info("y", T.FLOAT, None)]),
         opset_imports=[helper.make_opsetid("", 17)])
     conv.ir_version = 8
+    f = np.float32
     want = ort.InferenceSession(conv.SerializeToString(), providers=["CPUExecutionProvider"]).run(
-        None, {"x": x.transpose(0, 3, 1, 2).copy(), "w": w.transpose(0, 3, 1, 2).copy(),
-               "b": b})[0].transpose(0, 2, 3, 1)
-    np.testing.assert_allclose(s.run(None, {"x": x, "w": w, "b": b})[0], want, rtol=1e-5,
-                               atol=1e-5)
+        None, {"x": x.transpose(0, 3, 1, 2).astype(f), "w": w.transpose(0, 3, 1, 2).astype(f),
+               "b": b.astype(f)})[0].transpose(0, 2, 3, 1)
+    got = s.run(None, {"x": x, "w": w, "b": b})[0]
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
