@@ -117,6 +117,28 @@ def _generate(args) -> int:
     return 0
 
 
+def _compare(args) -> int:
+    import numpy as np
+    from . import onnx as donnx
+    feeds = {}
+    for item in args.input or []:
+        name, _, path = item.partition("=")
+        feeds[name] = np.load(path)
+    if not args.input:  # deterministic inputs when none are given: said so, not hidden
+        session = donnx.InferenceSession(args.model)
+        rng = np.random.default_rng(0)
+        for a in session.get_inputs():
+            shape = [d if isinstance(d, int) else 1 for d in (a.shape or [])]
+            dtype = donnx.np_dtype(a.type)
+            feeds[a.name] = (rng.standard_normal(shape) if dtype.kind == "f" else
+                             rng.integers(0, 4, shape)).astype(dtype)
+        print(f"(no --input: standard normal inputs, seed 0: "
+              f"{', '.join(f'{k} {list(v.shape)}' for k, v in feeds.items())})", file=sys.stderr)
+    report = donnx.compare(args.model, feeds, half_precision=args.half_precision)
+    print(report.to_json() if args.json else report.table(top=args.top, ulp=args.ulp))
+    return 0
+
+
 def _hello(args) -> int:
     import runpy
     path = Path(__file__).resolve().parent.parent / "examples" / "hello_directml.py"
@@ -148,6 +170,17 @@ def main(argv=None) -> int:
             c.add_argument("--input", action="append", metavar="NAME=FILE.npy")
             c.add_argument("--output", metavar="DIR", help="save each output as DIR/NAME.npy")
         c.set_defaults(fn=fn)
+    c = sub.add_parser("compare", help="where an ONNX model's DML result leaves a float64 "
+                                       "reference, node by node")
+    c.add_argument("model")
+    c.add_argument("--input", action="append", metavar="NAME=FILE.npy")
+    c.add_argument("--half-precision", action="store_true",
+                   help="compile with DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION")
+    c.add_argument("--top", type=int, default=20, help="the N worst nodes (0: all, in order)")
+    c.add_argument("--ulp", type=float, default=1.0,
+                   help="mark the first node introducing more than this many ULP")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(fn=_compare)
     g = sub.add_parser("generate", help="generate text with an onnxruntime-genai model folder "
                                         "built for DirectML")
     g.add_argument("model", help="folder with genai_config.json, the model and tokenizer.json")

@@ -9,6 +9,9 @@ Runtime's DirectML execution provider lowers them, off Windows.
     (y,) = session.run(None, {"x": x})                     # ONNX Runtime's calling convention
     print(session.describe())                              # the DML graph it became
 
+``compare(model, feeds, half_precision=False)`` reports, node by node, where the DML result
+leaves a float64 reference (``dmlsim compare MODEL``).
+
 Dynamic dimensions are bound when the feeds arrive: each input signature gets its own lowered,
 compiled plan, kept in a bounded LRU cache (``SessionOptions.plan_cache_size``); ORT's
 free-dimension overrides pin them up front.
@@ -20,6 +23,8 @@ their type. Needs the ``onnx`` package (``pip install dmlsim[onnx]``).
 """
 from ._pythonic.onnx_inference import (  # noqa: F401
     GraphOptimizationLevel, ModelMetadata, NodeArg, PlanCacheInfo, SessionOptions)
+from ._pythonic.onnx_compare import Report as CompareReport, compare  # noqa: F401
+from ._pythonic.onnx_model import np_dtype  # noqa: F401
 from ._pythonic.onnx_session import (  # noqa: F401
     Backend, BackendRepresentation, InferenceSession, Plan, Session, prepare,
     supported_operators)

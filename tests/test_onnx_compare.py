@@ -1,0 +1,127 @@
+"""dmlsim.onnx.compare: planted divergences are found where they are planted, inherited error is
+told apart from introduced error, integer and data-movement nodes report exactly 0."""
+import importlib.util
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T, helper, numpy_helper
+
+import dmlsim as dml
+import dmlsim.onnx as donnx
+from dmlsim.cli import main
+
+K = 4096
+
+
+def _model(nodes, inputs, outputs, inits=()):
+    m = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs, list(inits)),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def _normalize():
+    """x / sqrt(sum(x^2)) over 4096 FLOAT16 values: the ReduceSum is the long reduction."""
+    nodes = [helper.make_node("Mul", ["x", "x"], ["sq"], name="square"),
+             helper.make_node("ReduceSum", ["sq", "axes"], ["s"], name="sum", keepdims=1),
+             helper.make_node("Sqrt", ["s"], ["r"], name="sqrt"),
+             helper.make_node("Div", ["x", "r"], ["y"], name="normalize")]
+    return _model(nodes, [helper.make_tensor_value_info("x", T.FLOAT16, [4, K])],
+                  [helper.make_tensor_value_info("y", T.FLOAT16, [4, K])],
+                  [numpy_helper.from_array(np.array([1], np.int64), "axes")])
+
+
+X = np.random.default_rng(0).uniform(0.5, 1.0, (4, K)).astype(np.float16)
+
+
+def test_a_reduction_that_diverges_only_with_half_precision_is_named():
+    exact = donnx.compare(_normalize(), {"x": X})
+    assert exact.first_divergent(ulp=1) is None  # FLOAT32 accumulation, one rounding: <= 0.5
+    assert max(r.error_introduced for r in exact.rows) <= 0.5 + 1e-9
+    half = donnx.compare(_normalize(), {"x": X}, half_precision=True)
+    first = half.first_divergent(ulp=1)
+    assert first is not None and first.name == "sum" and first.op_type == "ReduceSum"
+    assert "<- first divergent" in half.table() and half.flags == 1
+
+
+def test_inherited_error_is_told_apart_from_introduced_error():
+    """Add(MatMul(x, w), b) cancels near zero: a large accumulated error that Relu and Reshape
+    inherit (introduced exactly 0) and Add itself adds at most half a ULP to."""
+    rng = np.random.default_rng(1)
+    w = numpy_helper.from_array((rng.standard_normal((64, 8)) * 0.1).astype(np.float16), "w")
+    b = numpy_helper.from_array(rng.standard_normal(8).astype(np.float16), "b")
+    shape = numpy_helper.from_array(np.array([2, 2, 8], np.int64), "shape")
+    m = _model([helper.make_node("MatMul", ["x", "w"], ["mm"], name="matmul"),
+                helper.make_node("Add", ["mm", "b"], ["a"], name="bias"),
+                helper.make_node("Relu", ["a"], ["r"], name="relu"),
+                helper.make_node("Reshape", ["r", "shape"], ["y"], name="reshape")],
+               [helper.make_tensor_value_info("x", T.FLOAT16, [4, 64])],
+               [helper.make_tensor_value_info("y", T.FLOAT16, [2, 2, 8])], [w, b, shape])
+    x = rng.uniform(-1, 1, (4, 64)).astype(np.float16)
+    rows = {r.name: r for r in donnx.compare(m, {"x": x}).rows}
+    assert rows["relu"].error_introduced == 0 and rows["reshape"].error_introduced == 0
+    assert rows["reshape"].max_ulp == rows["relu"].max_ulp > 0
+    assert rows["bias"].error_introduced <= 0.5 and rows["matmul"].error_introduced <= 0.5
+
+
+def test_integer_and_data_movement_nodes_report_exactly_zero():
+    m = _model([helper.make_node("Cast", ["x"], ["i"], to=T.INT32, name="cast"),
+                helper.make_node("Add", ["i", "i"], ["j"], name="add"),
+                helper.make_node("Transpose", ["j"], ["t"], perm=[1, 0], name="transpose"),
+                helper.make_node("Gather", ["t", "idx"], ["g"], axis=0, name="gather"),
+                helper.make_node("Greater", ["g", "g"], ["y"], name="greater")],
+               [helper.make_tensor_value_info("x", T.FLOAT, [3, 5])],
+               [helper.make_tensor_value_info("y", T.BOOL, None)],
+               [numpy_helper.from_array(np.array([4, 0, 2], np.int64), "idx")])
+    x = np.random.default_rng(2).uniform(-100, 100, (3, 5)).astype(np.float32)
+    rows = donnx.compare(m, {"x": x}).rows
+    assert [r.name for r in rows] == ["cast", "add", "transpose", "gather", "greater"]
+    assert all(r.max_ulp == r.max_abs_error == r.error_introduced == 0 for r in rows)
+
+
+def test_the_example_models_are_compared_within_a_minute():
+    spec = importlib.util.spec_from_file_location(
+        "onnx_models", Path(__file__).resolve().parents[1] / "examples" / "onnx_models.py")
+    models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(models)
+    start = time.perf_counter()
+    for build in (models.mlp, models.cnn, models.transformer):
+        model, shape = build()
+        x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+        report = donnx.compare(model, {"x": x})
+        assert report.rows and report.first_divergent(ulp=64) is None, report.table()
+    assert time.perf_counter() - start < 60
+
+
+def test_the_cli_prints_the_table_and_json(tmp_path, capsys):
+    import onnx
+    path = tmp_path / "norm.onnx"
+    onnx.save(_normalize(), path)
+    np.save(tmp_path / "x.npy", X)
+    assert main(["compare", str(path), "--input", f"x={tmp_path / 'x.npy'}",
+                 "--half-precision", "--top", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "ReduceSum" in out and "<- first divergent" in out
+    assert main(["compare", str(path), "--input", f"x={tmp_path / 'x.npy'}", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in data["rows"]] == ["square", "sum", "sqrt", "normalize"]
+
+
+@pytest.mark.parametrize("kw", [{"half_precision": "yes"}, {"execution_flags": -1},
+                                {"execution_flags": 1.0}])
+def test_bad_arguments_are_refused(kw):
+    with pytest.raises(dml.HResultError) as e:
+        donnx.compare(_normalize(), {"x": X}, **kw)
+    assert e.value.hresult == dml.E_INVALIDARG and "compare" in e.value.message
+
+
+def test_what_the_reference_lacks_is_named():
+    m = _model([helper.make_node("Gelu", ["x"], ["y"], domain="com.microsoft", name="g")],
+               [helper.make_tensor_value_info("x", T.FLOAT, [3])],
+               [helper.make_tensor_value_info("y", T.FLOAT, [3])])
+    with pytest.raises(dml.HResultError) as e:
+        donnx.compare(m, {"x": np.ones(3, np.float32)})
+    assert e.value.hresult == dml.E_NOTIMPL and "com.microsoft.Gelu" in e.value.message
