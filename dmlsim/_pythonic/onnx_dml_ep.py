@@ -260,6 +260,9 @@ MatMulNBits@ms 1 T1=f,T2=u8
 """
 
 MS = "com.microsoft"
+# Registered beside the table (DmlDFT.h, DmlSTFT.h, DmlGridSample.h): ORT's DML EP runs these
+# with compute shaders of its own, not DML operators, so dmlsim has nothing to lower them onto.
+SHADER_OPS = ("DFT", "STFT", "GridSample")
 
 
 class Row(types.SimpleNamespace):
@@ -311,6 +314,9 @@ def verdict(node, opset: int, elem_type_of) -> tuple[bool, str, bool]:
     domain = _domain(node.domain)
     label = node.op_type if not domain else f"{domain}.{node.op_type}"
     rows = TABLE.get((domain, node.op_type))
+    if not domain and node.op_type in SHADER_OPS:
+        return True, (f"ORT's DML EP runs {label} with a compute shader of its own, not a DML "
+                      "operator"), False
     if not rows:
         return False, f"ORT's DML EP registers no kernel for {label}", False
     since = _since(node.op_type, domain, opset)
