@@ -293,3 +293,23 @@ def test_the_repo_models_run_wholly_on_dml():
              for a in dyn.get_inputs()}
     dyn.run(None, feeds)
     assert dyn.placement().all_dml
+
+
+def test_nonzero_runs_on_dml_with_its_count_read_back():
+    """NonZero as ORT's DML EP runs it: NONZERO_COORDINATES, the count read back, the rows
+    sliced by a partition planned per count (an empty result stays on the CPU)."""
+    m = _model([helper.make_node("NonZero", ["x"], ["y"], name="nz")],
+               [helper.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+               [helper.make_tensor_value_info("y", T.INT64, None)])
+    s = donnx.InferenceSession(m)
+    for x in (np.array([[1, 0, 2], [0, 3, 0]], np.float32),
+              np.array([[0, 0, 0], [0, 0, 5]], np.float32), np.zeros((2, 3), np.float32),
+              np.array([[1, 0, 2], [0, 3, 0]], np.float32)):
+        got = s.run(None, {"x": x})[0]
+        np.testing.assert_array_equal(got, np.array(np.nonzero(x), np.int64))
+        assert got.dtype == np.int64
+    rows = {r.name: r for r in s.placement().rows}
+    assert rows["nz/coordinates"].device == "DML" and rows["nz/coordinates"].reason == ""
+    assert rows["nz/rows"].device == "DML" and rows["nz/rows"].reason.startswith(
+        "planned per run (reads 'nz/n' back at run time")
+    assert [kind for _, kind, *_ in s.placement().steps] == ["DML", "DML"]

@@ -104,10 +104,59 @@ def _rename_graph(g, rename, attrs):
     g.node.extend(nodes)
 
 
+DMLSIM = "com.dmlsim"  # dmlsim's own nodes in a rewritten graph
+
+
+def _nonzero(node, types, prefix):
+    """NonZero as ORT's DML provider runs it: NONZERO_COORDINATES (a count and every element's
+    coordinates, UINT32, at least 2 per row), the count read back to slice the rows, the
+    columns of the input's rank kept, transposed and cast to INT64. The row slice's end is a
+    value the CPU reads at run time, so what follows is planned per count."""
+    vi = types.get(node.input[0])
+    if vi is None or not vi.type.tensor_type.HasField("shape"):
+        return None
+    r = len(vi.type.tensor_type.shape.dim)
+    if r == 0:
+        return None
+    n = max(r, 2)
+    p = prefix
+
+    def const(name, values):
+        return helper.make_node("Constant", [], [p + name], name=p + name,
+                                value=helper.make_tensor(p + name, onnx.TensorProto.INT64,
+                                                         [len(values)], values))
+    out = [helper.make_node("NonZeroCoordinates", [node.input[0]], [p + "count", p + "coords"],
+                            name=p + "coordinates", domain=DMLSIM),
+           helper.make_node("Cast", [p + "count"], [p + "n"], name=p + "count_int64",
+                            to=onnx.TensorProto.INT64),
+           const("zero", [0]), const("rows_axis", [0]),
+           helper.make_node("Slice", [p + "coords", p + "zero", p + "n", p + "rows_axis"],
+                            [p + "rows"], name=p + "rows")]
+    rows = p + "rows"
+    if n != r:
+        out += [const("first", [n - r]), const("last", [n]), const("cols_axis", [1]),
+                helper.make_node("Slice", [rows, p + "first", p + "last", p + "cols_axis"],
+                                 [p + "cols"], name=p + "cols")]
+        rows = p + "cols"
+    out += [helper.make_node("Transpose", [rows], [p + "t"], name=p + "transpose", perm=[1, 0]),
+            helper.make_node("Cast", [p + "t"], [node.output[0]], name=p + "int64",
+                             to=onnx.TensorProto.INT64)]
+    return out
+
+
 def expand_once(model, takes, opset, types) -> bool:
     """Replace each default-domain node no rule takes by its function body; True if any."""
     nodes, changed = [], False
     for k, node in enumerate(model.graph.node):
+        if node.domain in ("", "ai.onnx") and node.op_type == "NonZero" and \
+                not takes(node, types):
+            body = _nonzero(node, types, f"{node.name or 'NonZero' + str(k)}/")
+            if body is not None:
+                nodes.extend(body)
+                changed = True
+                if not any(o.domain == DMLSIM for o in model.opset_import):
+                    model.opset_import.append(helper.make_opsetid(DMLSIM, 1))
+                continue
         if node.domain in ("", "ai.onnx") and node.op_type != "Constant" and \
                 not takes(node, types):
             f, schema = _body(node, opset, types)

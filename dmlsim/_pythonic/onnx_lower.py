@@ -245,8 +245,8 @@ class Lowering:
                     for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
                         walk(g.node)
                         reads += [i for m in g.node for i in m.input]
-                for o in n.output:
-                    producer[o] = reads
+                for o in n.output:  # dmlsim's NonZero coordinates: values, not inputs' data
+                    producer[o] = reads if n.domain != "com.dmlsim" else []
         walk(self.model.graph.node)
         inits = {i.name for i in self.model.graph.initializer}
         runtime = {i.name for i in self.model.graph.input if i.name not in inits}
@@ -310,8 +310,8 @@ class Lowering:
             except NeedsConstant as e:
                 if e.inputs:
                     raise  # the session reads those graph inputs on the CPU and plans again
-                self._defer(k, node, "needs a value the CPU computes at run time as a desc "
-                                     "field: " + e.message.removeprefix("dmlsim.onnx: "))
+                self._defer(k, node, f"reads '{e.name}' back at run time: DML takes it as "
+                                     "a desc field")
             except Late as e:
                 self._defer(k, node, e.message.removeprefix("dmlsim.onnx: "))
             except dml.HResultError as e:
@@ -410,8 +410,8 @@ class Lowering:
             key = node.op_type if node.domain in ("", "ai.onnx") else \
                 f"{node.domain}.{node.op_type}"
             if all(n in self.late for n in late) and key in self.rules:
-                raise Late(dml.E_NOTIMPL, f"dmlsim.onnx: input '{late[0]}' comes from the "
-                                          "CPU with a shape known only at run time")
+                raise Late(dml.E_NOTIMPL, f"dmlsim.onnx: input '{late[0]}' has a shape known "
+                                          "only at run time")
             fail(dml.E_NOTIMPL, f"{self.label(node)}: input '{late[0]}' stays on the CPU: "
                                 f"{self.unknown[late[0]]}")
         if missing:

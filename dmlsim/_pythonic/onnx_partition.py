@@ -118,6 +118,7 @@ def schedule(L) -> list:
     fused_into = {k: p for p, k in activation_of.items()}
     steps: list = []
     made: dict = {}  # value -> step index
+    by_late: set = set()  # values computed by nodes planned per run
     needed = {o.name for o in L.model.graph.output}
     live = set()
     for k in range(len(nodes) - 1, -1, -1):  # nodes no graph output depends on are pruned
@@ -130,8 +131,10 @@ def schedule(L) -> list:
         kind = "CPU" if k in L.cpu else "DML"
         if k in fused_into:  # an activation fused into its producer runs with it
             j = made[nodes[fused_into[k]].output[0]]
-        else:
-            after = max([made.get(n, -1) for n in _reads(node)] + [-1])
+        else:  # a node planned per run starts after the steps computing what it reads back
+            late = k in L.deferred
+            after = max([made.get(n, -1) + (1 if late and n in made and n not in by_late else 0)
+                         for n in _reads(node)] + [-1])
             j = next((s.index for s in steps if s.kind == kind and s.index >= after), None)
             if j is None:
                 steps.append(Step(kind, len(steps)))
@@ -140,6 +143,8 @@ def schedule(L) -> list:
         for o in node.output:
             if o:
                 made[o] = j
+                if k in L.deferred:
+                    by_late.add(o)
     for s in steps:
         s.nodes.sort(key=lambda kn: kn[0])  # the model's order is topological
     graph_outputs = {o.name for o in L.model.graph.output}

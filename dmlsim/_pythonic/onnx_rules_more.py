@@ -135,6 +135,17 @@ def _max_roi_pool(L, node, ins, attrs, act):
     return L.new(y, [n, x.shape[1], h, w], x.dtype)
 
 
+def _nonzero_coordinates(L, node, ins, attrs, act):
+    """dmlsim's NonZero rewrite (``onnx_functions._nonzero``): NONZERO_COORDINATES of the input
+    (lifted to 2-D), its count {1} and coordinates {elements, max(rank, 2)}, UINT32."""
+    x = ins[0]
+    r = max(len(x.shape), 2)
+    m = int(np.prod(x.shape))
+    count, coords = X["NonZeroCoordinates"](L.view(x, [1] * (r - len(x.shape)) +
+                                                   [int(s) for s in x.shape]))
+    return [L.new(count, (1,), np.uint32), L.new(coords, (m, r), np.uint32)]
+
+
 def _opset(L):
     return next((o.version for o in L.model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
@@ -212,4 +223,5 @@ def _einsum(L, node, ins, attrs, act):
 
 RULES = {"CumProd": _cumprod, "ReverseSequence": _reverse_sequence, "Col2Im": _col2im,
          "MaxUnpool": _max_unpool, "RoiAlign": _roi_align, "Upsample": _upsample,
-         "Einsum": _einsum, "GlobalLpPool": _global_lp_pool, "MaxRoiPool": _max_roi_pool}
+         "Einsum": _einsum, "GlobalLpPool": _global_lp_pool, "MaxRoiPool": _max_roi_pool,
+         "com.dmlsim.NonZeroCoordinates": _nonzero_coordinates}
