@@ -17,14 +17,7 @@ from . import dmlx_graph as G
 from .onnx_lower import Value, dml_type, fail, sizes_of
 from .onnx_rules import X
 from .onnx_rules_nn import _resize, _text
-
-
-def _cumprod(L, node, ins, attrs, act):
-    x = ins[0]
-    axis = L.axis(int(L.constant(node.input[1], node, "axis").reshape(())), len(x.shape))
-    y = X["CumulativeProduct"](L.tensor(x), axis, int(attrs.get("reverse", 0)),
-                               int(attrs.get("exclusive", 0)))
-    return L.new(y, x.shape, x.dtype)
+from .onnx_rules_shape import cumulative
 
 
 def _reverse_sequence(L, node, ins, attrs, act):
@@ -221,7 +214,7 @@ def _einsum(L, node, ins, attrs, act):
     return _permuted(L, v, [got.index(c) for c in out])
 
 
-RULES = {"CumProd": _cumprod, "ReverseSequence": _reverse_sequence, "Col2Im": _col2im,
+RULES = {"CumProd": cumulative("CumulativeProduct"), "ReverseSequence": _reverse_sequence, "Col2Im": _col2im,
          "MaxUnpool": _max_unpool, "RoiAlign": _roi_align, "Upsample": _upsample,
          "Einsum": _einsum, "GlobalLpPool": _global_lp_pool, "MaxRoiPool": _max_roi_pool,
          "com.dmlsim.NonZeroCoordinates": _nonzero_coordinates}

@@ -264,12 +264,15 @@ def _topk(L, node, ins, attrs, act):
             L.new(F.Cast(indices, dml.DML_TENSOR_DATA_TYPE_INT64), shape, np.int64)]
 
 
-def _cumsum(L, node, ins, attrs, act):
-    x = ins[0]
-    axis = L.axis(int(L.constant(node.input[1], node, "axis").reshape(())), len(x.shape))
-    y = X["CumulativeSummation"](L.tensor(x), axis, int(attrs.get("reverse", 0)),
-                                 int(attrs.get("exclusive", 0)))
-    return L.new(y, x.shape, x.dtype)
+def cumulative(fn_name):
+    """CumSum / CumProd: CUMULATIVE_SUMMATION / _PRODUCT along the constant axis."""
+    def rule(L, node, ins, attrs, act):
+        x = ins[0]
+        axis = L.axis(int(L.constant(node.input[1], node, "axis").reshape(())), len(x.shape))
+        y = X[fn_name](L.tensor(x), axis, int(attrs.get("reverse", 0)),
+                       int(attrs.get("exclusive", 0)))
+        return L.new(y, x.shape, x.dtype)
+    return rule
 
 
 def _depth_space(fn_name):
@@ -362,7 +365,7 @@ RULES.update({"Reshape": _reshape, "Flatten": _flatten, "Squeeze": _squeeze,
          "Unsqueeze": _unsqueeze, "Transpose": _transpose, "Expand": _expand, "Shape": _shape,
          "Size": _size, "Concat": _concat, "Split": _split, "Slice": _slice, "Gather": _gather,
          "GatherElements": _gather_elements, "Pad": _pad, "Tile": _tile,
-         "ArgMax": _arg("ArgMax"), "ArgMin": _arg("ArgMin"), "TopK": _topk, "CumSum": _cumsum,
+         "ArgMax": _arg("ArgMax"), "ArgMin": _arg("ArgMin"), "TopK": _topk, "CumSum": cumulative("CumulativeSummation"),
          "DepthToSpace": _depth_space("DepthToSpace"),
          "SpaceToDepth": _depth_space("SpaceToDepth"),
          **{name: _reduce(fn) for name, fn in REDUCE.items()}})
