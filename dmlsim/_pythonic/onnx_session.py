@@ -26,7 +26,8 @@ FUNCTION_OPERATORS = ("AffineGrid", "BlackmanWindow", "CenterCropPad",
 def supported_operators() -> list:
     """The ONNX operator types dmlsim.onnx lowers, by a rule or through the operator's ONNX
     function body (all-constant nodes of any type fold)."""
-    return sorted(set(RULES) | set(FUNCTION_OPERATORS))
+    return sorted({op for op in RULES if not op.startswith("com.dmlsim.")} |
+                  set(FUNCTION_OPERATORS) | {"NonZero"})  # NonZero: through com.dmlsim nodes
 
 
 def prepare(model, device=None, feature_level=None, sess_options=None) -> InferenceSession:
