@@ -120,11 +120,18 @@ def _generate(args) -> int:
 def _compare(args) -> int:
     import numpy as np
     from . import onnx as donnx
-    feeds = {}
+    feeds, model = {}, args.model
     for item in args.input or []:
         name, _, path = item.partition("=")
         feeds[name] = np.load(path)
-    if not args.input:  # deterministic inputs when none are given: said so, not hidden
+    if os.path.isdir(args.model):  # a genai model folder: the prefill of --prompt
+        from . import genai
+        if args.prompt is None:
+            raise HResultError(E_INVALIDARG, "a genai model folder needs --prompt TEXT")
+        llm = genai.Model(args.model)
+        ids = genai.Tokenizer(llm).encode(args.prompt).astype(np.int64)[None]
+        feeds, model = genai.step_feeds(llm, ids, 0, ids.shape[1], {}), llm.config.decoder_file
+    elif not args.input:  # deterministic inputs when none are given: said so, not hidden
         session = donnx.InferenceSession(args.model)
         rng = np.random.default_rng(0)
         for a in session.get_inputs():
@@ -134,7 +141,7 @@ def _compare(args) -> int:
                              rng.integers(0, 4, shape)).astype(dtype)
         print(f"(no --input: standard normal inputs, seed 0: "
               f"{', '.join(f'{k} {list(v.shape)}' for k, v in feeds.items())})", file=sys.stderr)
-    report = donnx.compare(args.model, feeds, half_precision=args.half_precision)
+    report = donnx.compare(model, feeds, half_precision=args.half_precision)
     print(report.to_json() if args.json else report.table(top=args.top, ulp=args.ulp))
     return 0
 
@@ -172,8 +179,9 @@ def main(argv=None) -> int:
         c.set_defaults(fn=fn)
     c = sub.add_parser("compare", help="where an ONNX model's DML result leaves a float64 "
                                        "reference, node by node")
-    c.add_argument("model")
+    c.add_argument("model", help="an .onnx file, or a genai model folder (with --prompt)")
     c.add_argument("--input", action="append", metavar="NAME=FILE.npy")
+    c.add_argument("--prompt", help="for a genai model folder: compare the prefill of TEXT")
     c.add_argument("--half-precision", action="store_true",
                    help="compile with DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION")
     c.add_argument("--top", type=int, default=20, help="the N worst nodes (0: all, in order)")

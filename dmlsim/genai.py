@@ -5,4 +5,4 @@ onnxruntime-genai's API shape (``Model``, ``Tokenizer``, ``GeneratorParams``,
 ``dmlsim generate MODEL_DIR --prompt "..."`` streams tokens from the command line. Needs the
 ``onnx`` and ``tokenizers`` packages (``pip install dmlsim[genai]``)."""
 from ._pythonic.genai import (  # noqa: F401
-    Config, Generator, GeneratorParams, Model, Tokenizer, TokenizerStream)
+    Config, Generator, GeneratorParams, Model, Tokenizer, TokenizerStream, step_feeds)

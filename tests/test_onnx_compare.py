@@ -125,3 +125,31 @@ def test_what_the_reference_lacks_is_named():
     with pytest.raises(dml.HResultError) as e:
         donnx.compare(m, {"x": np.ones(3, np.float32)})
     assert e.value.hresult == dml.E_NOTIMPL and "com.microsoft.Gelu" in e.value.message
+
+
+@pytest.mark.parametrize("folder", ["llama-fp16", "llama-int4"])
+def test_a_genai_llm_prefill_is_compared_within_a_minute(folder):
+    """The float64 references of the contrib operators (onnx_compare_refs) agree with the DML
+    lowerings: no node of the tiny genai LLMs introduces more than about one FLOAT16 ULP."""
+    from dmlsim import genai
+    start = time.perf_counter()
+    llm = genai.Model(Path(__file__).with_name("models") / "genai" / folder)
+    ids = genai.Tokenizer(llm).encode("Hello there, tiny model").astype(np.int64)[None]
+    report = donnx.compare(llm.config.decoder_file,
+                           genai.step_feeds(llm, ids, 0, ids.shape[1], {}))
+    assert time.perf_counter() - start < 60
+    ops = {r.op_type for r in report.rows}
+    assert {"GroupQueryAttention", "RotaryEmbedding", "SkipSimplifiedLayerNormalization",
+            "SimplifiedLayerNormalization"} <= ops
+    assert ("MatMulNBits" in ops) == folder.endswith("int4")
+    assert max(r.error_introduced for r in report.rows) < 1.5, report.table(top=5)
+    assert report.rows[-1].op_type in ("MatMul", "MatMulNBits")  # the logits, compared too
+
+
+def test_the_cli_compares_a_genai_folder(capsys):
+    folder = Path(__file__).with_name("models") / "genai" / "qwen2-fp16"
+    assert main(["compare", str(folder), "--prompt", "Hi there", "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "qwen2-fp16/model.onnx" in out and "first node introducing" in out
+    assert main(["compare", str(folder)]) == 1  # a folder needs --prompt
+    assert "needs --prompt" in capsys.readouterr().err

@@ -228,27 +228,9 @@ class Generator:
         if total > self.max_length:
             _fail(dml.E_INVALIDARG, f"Generator: {total} tokens exceed max_length "
                                     f"{self.max_length}")
-        feeds = {c.inputs["input_ids"]: ids}
         names = c.inputs
-        if "attention_mask" in names:
-            width = self.max_length if self.shared else total
-            mask = np.zeros((b, width), np.int64)
-            mask[:, :total] = 1
-            feeds[names["attention_mask"]] = mask
-        if "position_ids" in names:
-            feeds[names["position_ids"]] = np.broadcast_to(
-                np.arange(past, total, dtype=np.int64), (b, n)).copy()
-        for layer in range(c.layers):
-            for kind in ("key", "value"):
-                name = names[f"past_{kind}_names"] % layer
-                if name not in self._kv:
-                    length = self.max_length if self.shared else 0
-                    self._kv[name] = np.zeros((b, c.kv_heads, length, c.head_size),
-                                              self.model.dtypes[name])
-                feeds[name] = self._kv[name]
-        for name, value in list(feeds.items()):
-            want = self.model.dtypes.get(name, np.dtype(np.int64))
-            feeds[name] = value.astype(want, copy=False)
+        feeds = step_feeds(self.model, ids, past, total, self._kv,
+                           self.max_length if self.shared else 0)
         start = time.perf_counter()
         results = self.model.session.run(None, feeds)
         phase = "prefill" if past == 0 else "decode"
@@ -265,3 +247,28 @@ class Generator:
             self.sequences = np.concatenate(
                 [self.sequences.reshape(b, -1), ids], axis=1) if self.sequences.size else ids
 
+
+
+def step_feeds(model: Model, ids, past: int, total: int, kv: dict, kv_length: int = 0) -> dict:
+    """The decoder's feeds for ``ids`` ([batch, new tokens]) after ``past`` tokens: the
+    attention mask (``kv_length`` wide for a shared KV buffer, else ``total``), position ids,
+    and the past keys and values from ``kv`` (zeros of ``kv_length`` where absent, kept in
+    ``kv``), in the model's input types."""
+    c, b, n = model.config, ids.shape[0], ids.shape[1]
+    names = c.inputs
+    feeds = {names["input_ids"]: ids}
+    if "attention_mask" in names:
+        mask = np.zeros((b, kv_length or total), np.int64)
+        mask[:, :total] = 1
+        feeds[names["attention_mask"]] = mask
+    if "position_ids" in names:
+        feeds[names["position_ids"]] = np.broadcast_to(
+            np.arange(past, total, dtype=np.int64), (b, n)).copy()
+    for layer in range(c.layers):
+        for kind in ("key", "value"):
+            name = names[f"past_{kind}_names"] % layer
+            if name not in kv:
+                kv[name] = np.zeros((b, c.kv_heads, kv_length, c.head_size), model.dtypes[name])
+            feeds[name] = kv[name]
+    return {name: value.astype(model.dtypes.get(name, np.dtype(np.int64)), copy=False)
+            for name, value in feeds.items()}

@@ -23,8 +23,10 @@ integer and boolean outputs count differing values, so data movement and integer
 report 0 when exact. ``Report.first_divergent(ulp=N)`` names the first node
 (topological order) whose introduced error exceeds N ULP.
 
-Not modelled yet (E_NOTIMPL naming it): com.microsoft operators in the float64 reference (a
-genai LLM's GroupQueryAttention, MatMulNBits, ...), and denormal flushing.
+The float64 reference knows ONNX's operators and, from ``onnx_compare_refs``, the contrib
+operators a genai language model is made of (SimplifiedLayerNormalization,
+SkipSimplifiedLayerNormalization, RotaryEmbedding, GroupQueryAttention, MatMulNBits); others,
+and denormal flushing, are E_NOTIMPL naming them.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from .._api import public as dml
 from . import onnx_model
+from .onnx_compare_refs import OPS as REFS
 from .onnx_lower import fail
 
 _FLOATS = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16)
@@ -130,10 +133,13 @@ def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_deno
     source, what = onnx_model.load(model)
     if not isinstance(feeds, dict):
         fail(dml.E_INVALIDARG, f"compare: feeds is a {type(feeds).__name__}; a dict")
+    known = {(op.op_domain, op.__name__) for op in REFS}
     for n in source.graph.node:
-        if n.domain not in ("", "ai.onnx"):
+        if n.domain not in ("", "ai.onnx") and (n.domain, n.op_type) not in known:
             fail(dml.E_NOTIMPL, f"compare: node '{n.name}' is {n.domain}.{n.op_type}; the "
-                                "float64 reference has no com.microsoft operators yet")
+                                "float64 reference has no such operator yet (it has "
+                                f"{', '.join(sorted(o.__name__ for o in REFS))})")
+    source = _with_data(source, model)
     inferred = _infer(source)
     nodes = list(inferred.graph.node)
     types = {vi.name: vi.type.tensor_type.elem_type for vi in
@@ -148,10 +154,13 @@ def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_deno
             o._config.update(sess_options._config)
         o.execution_flags = flags
         return o
-    outs = [o for n in nodes for o in n.output if o and o in types]
+    outs = [o for n in nodes if n.op_type != "Constant" for o in n.output if o]
     dbg = _with_outputs(inferred, outs)
     session = InferenceSession(dbg, options())
     got = dict(zip(session.output_names, session.run(None, feeds)))
+    for name, value in list(got.items()) + [(k, np.asarray(v)) for k, v in feeds.items()]:
+        if not types.get(name):  # after a contrib operator shape inference cannot type
+            types[name] = helper.np_dtype_to_tensor_dtype(np.asarray(value).dtype)
     placement = {r.name: r.device for r in session.placement().rows}
     ref = _reference(inferred, feeds)
     alone = _introduced(inferred, nodes, ref, types, options(), InferenceSession)
@@ -169,6 +178,18 @@ def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_deno
             rows.append(Row(k, label, n.op_type, np.asarray(got[o]).dtype.name, a, rel, u,
                             intro, "CPU" if placement.get(n.name) == "CPU" else "DML"))
     return Report(rows, flags, what)
+
+
+def _with_data(model, source):
+    """``model`` with its external data read in (compare builds models of its own from it)."""
+    import os
+    if not isinstance(source, (str, os.PathLike)) or not any(
+            i.data_location == TensorProto.EXTERNAL for i in model.graph.initializer):
+        return model
+    try:
+        return onnx.load(os.fspath(source))
+    except Exception as e:  # noqa: BLE001 -- a missing or short data file
+        fail(dml.E_INVALIDARG, f"compare: the external data of {source} cannot be read: {e}")
 
 
 def _infer(model):
@@ -212,7 +233,7 @@ def _reference(model, feeds) -> dict:
     wide = {k: (np.asarray(v).astype(np.float64) if np.asarray(v).dtype.kind == "f" else
                 np.asarray(v)) for k, v in feeds.items()}
     try:
-        values = ReferenceEvaluator(m).run(None, wide, intermediate=True)
+        values = ReferenceEvaluator(m, new_ops=REFS).run(None, wide, intermediate=True)
     except Exception as e:  # noqa: BLE001 -- the reference evaluator says why
         fail(dml.E_NOTIMPL, f"compare: the float64 reference (onnx.reference) cannot run the "
                             f"model: {type(e).__name__}: {e}")

@@ -571,7 +571,7 @@ class Lowering:
         graph input, a constant or a reinterpretation (graph outputs come from operators)."""
         out = []
         for o in self.model.graph.output:
-            if not o.type.HasField("tensor_type"):
+            if o.type.WhichOneof("value") not in (None, "tensor_type"):
                 fail(dml.E_NOTIMPL, f"graph output '{o.name}' is not a tensor (sequences, maps "
                                     "and optional types are not supported)")
             v = self.values.get(o.name)
