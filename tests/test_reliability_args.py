@@ -87,3 +87,47 @@ def test_sizes_are_integers_not_floats_bools_or_strings(sizes):
                                                  dml.DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC(t, t)))
     assert e.value.hresult == dml.E_INVALIDARG and "InputTensor.Sizes[" in e.value.message \
         and "must be an integer" in e.value.message
+
+
+def test_a_worker_waiting_forever_while_the_main_thread_joins_it_fails_instead_of_hanging():
+    """Issue 30.5: an INFINITE wait nothing submitted can satisfy, from a worker thread, while
+    the main thread waits in join(): E_FAIL naming the fence, the value and the value reached,
+    once no CPU Signal touched the fence for the wait timeout (set short here). A Signal from
+    another thread within the timeout still releases such a wait."""
+    import threading
+    import time
+    d3d = dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0)
+    fence = d3d.CreateFence(3, 0)
+    fence.SetName("gate")
+    errors, done = [], []
+
+    def worker(value):
+        try:
+            fence.SetEventOnCompletion(value, None)
+            done.append(value)
+        except dml.HResultError as e:
+            errors.append(e)
+    old = None
+    dml.set_wait_timeout(0.3)
+    try:
+        t = threading.Thread(target=worker, args=(5,))
+        start = time.monotonic()
+        t.start()
+        t.join(10)
+        assert not t.is_alive() and time.monotonic() - start < 5
+        (e,) = errors
+        assert e.hresult == dml.E_FAIL
+        assert "fence gate is at 3 and nothing submitted will signal 5" in e.message
+        assert "DMLSIM_WAIT_TIMEOUT" in e.message
+        t = threading.Thread(target=worker, args=(4,))
+        t.start()
+        time.sleep(0.1)
+        fence.Signal(4)
+        t.join(10)
+        assert done == [4] and len(errors) == 1
+    finally:
+        dml.set_wait_timeout(old or 60)
+    for bad in (0, -1, "1", True, None):
+        with pytest.raises(dml.HResultError) as e:
+            dml.set_wait_timeout(bad)
+        assert e.value.hresult == dml.E_INVALIDARG

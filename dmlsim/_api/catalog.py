@@ -70,3 +70,13 @@ def set_feature_level(level) -> None:
         config.set_feature_level(level)
     except ValueError as e:
         raise HResultError(E_INVALIDARG, str(e)) from None
+
+
+def set_wait_timeout(seconds) -> None:
+    """How long an INFINITE fence wait nothing submitted can satisfy may wait, while other
+    threads run and none signals the fence from the CPU, before E_FAIL (default 60 s; as
+    ``DMLSIM_WAIT_TIMEOUT``). Anything but a positive number is E_INVALIDARG."""
+    try:
+        config.set_wait_timeout(seconds)
+    except ValueError as e:
+        raise HResultError(E_INVALIDARG, str(e)) from None

@@ -22,4 +22,5 @@ from .d3dx12 import *  # noqa: F401,F403
 from .win32 import *  # noqa: F401,F403
 from .dml import *  # noqa: F401,F403
 from .info_queue import *  # noqa: F401,F403
-from .catalog import supported_operators, info, infer_outputs, set_feature_level  # noqa: F401
+from .catalog import (  # noqa: F401
+    supported_operators, info, infer_outputs, set_feature_level, set_wait_timeout)

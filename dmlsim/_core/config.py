@@ -33,6 +33,15 @@ class _Settings:
         env_fl = os.environ.get("DMLSIM_FEATURE_LEVEL")
         self.feature_level = _parse_level(env_fl) if env_fl else MAX_FEATURE_LEVEL
         self.x64 = os.environ.get("DMLSIM_X64", "1") not in ("0", "false", "False")
+        self.wait_timeout = _seconds(os.environ.get("DMLSIM_WAIT_TIMEOUT", ""), 60.0)
+
+
+def _seconds(text: str, default: float) -> float:
+    try:
+        value = float(text) if text.strip() else default
+    except ValueError:
+        value = default
+    return value if value > 0 else default
 
 
 settings = _Settings()
@@ -42,6 +51,15 @@ def set_strict(on: bool = True) -> None:
     """Make misuse in void methods (BindInputs, RecordDispatch, ...) raise at the call site
     instead of removing the device, like ``DMLSIM_STRICT=1``."""
     settings.strict = bool(on)
+
+
+def set_wait_timeout(seconds) -> None:
+    """How long an INFINITE fence wait that nothing submitted can satisfy may wait while other
+    threads run, with no CPU Signal of that fence, before it fails with E_FAIL (default 60 s;
+    ``DMLSIM_WAIT_TIMEOUT`` in the environment)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+        raise ValueError(f"set_wait_timeout: {seconds!r} is not a positive number of seconds")
+    settings.wait_timeout = float(seconds)
 
 
 def set_feature_level(level) -> None:

@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from . import listcompile, sync
+from . import config, listcompile, sync
 from .commands import HANDLERS, ExecContext, ExecutionFault
 from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_FAIL, HResultError, fail
 
@@ -140,6 +140,7 @@ class Fence:
         self.pending: list = []  # [(value, Marker)] in submission order
         self.events: list = []   # [(value, Event)]
         self.name = ""
+        self.touched = time.monotonic()  # the last CPU Signal (or creation)
 
     def completed_value(self) -> int:
         while self.pending and self.pending[0][1].complete():
@@ -161,6 +162,7 @@ class Fence:
             m.block()
         self.pending.clear()
         self.completed = int(value)
+        self.touched = time.monotonic()
         self._fire()
         for q in list(Queue.blocked):
             q.pump()
@@ -187,8 +189,12 @@ class Fence:
         """Block (the object model's lock released) until the fence reaches ``value``; False at
         the timeout. A removed device completes every wait, as D3D12 does. An INFINITE wait
         for a value nothing submitted will signal is E_FAIL when no other thread could still
-        signal it from the CPU (with other threads, it waits, as D3D12 would)."""
+        signal it from the CPU; with other threads alive it is E_FAIL once no CPU Signal has
+        touched the fence for ``config.settings.wait_timeout`` seconds (``DMLSIM_WAIT_TIMEOUT``,
+        default 60) -- a worker waiting while the thread that would signal is joined on it
+        fails instead of hanging."""
         deadline = None if timeout_ms == INFINITE else time.monotonic() + timeout_ms / 1000
+        began = time.monotonic()
         while self.completed_value() < value:
             if self.device.removed:
                 return True
@@ -196,6 +202,12 @@ class Fence:
             if entry is not None and deadline is None:
                 entry.block()
                 continue
+            if deadline is None and not self.will_reach(value) and sync.others_running() and \
+                    time.monotonic() - max(began, self.touched) > config.settings.wait_timeout:
+                fail(E_FAIL, f"WaitForSingleObject: fence {self.name or ''} is at "
+                             f"{self.completed} and nothing submitted will signal {value}; no "
+                             f"thread signalled it from the CPU for "
+                             f"{config.settings.wait_timeout:g} s (DMLSIM_WAIT_TIMEOUT)")
             if deadline is None and not self.will_reach(value) and not sync.others_running():
                 stuck = [q.name or "a queue" for q in Queue.blocked]
                 why = (f"; queues {', '.join(stuck)} wait on each other's fences (a Wait cycle)"
