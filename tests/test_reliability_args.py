@@ -131,3 +131,35 @@ def test_a_worker_waiting_forever_while_the_main_thread_joins_it_fails_instead_o
         with pytest.raises(dml.HResultError) as e:
             dml.set_wait_timeout(bad)
         assert e.value.hresult == dml.E_INVALIDARG
+
+
+def test_the_memory_budget_is_cumulative_and_released_memory_returns():
+    """Issue 30.4: two buffers that each fit but not together: the second is E_OUTOFMEMORY at
+    CreateCommittedResource (naming what is committed and the budget); after the first is
+    released (Release to 0, or dropped) the same creation succeeds."""
+    import subprocess
+    import sys
+    code = """
+import dmlsim as dml
+d3d = dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0)
+def buf():
+    return d3d.CreateCommittedResource(
+        dml.CD3DX12_HEAP_PROPERTIES(dml.D3D12_HEAP_TYPE_DEFAULT), dml.D3D12_HEAP_FLAG_NONE,
+        dml.CD3DX12_RESOURCE_DESC.Buffer(600_000), dml.D3D12_RESOURCE_STATE_COMMON, None)
+a = buf()
+try:
+    buf()
+    raise SystemExit("no E_OUTOFMEMORY")
+except dml.HResultError as e:
+    assert e.hresult == dml.E_OUTOFMEMORY, e
+    assert "on top of the 600000 bytes committed" in e.message and "1000000" in e.message, e
+assert a.Release() == 0
+b = buf()            # the released bytes are free again
+del b
+c = buf()            # and so are a dropped resource's
+print("ok")
+"""
+    env = dict(__import__("os").environ, DMLSIM_MEMORY_BUDGET="1000000")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

@@ -155,10 +155,7 @@ class ID3D12Device(ID3D12Object):
             fail(E_INVALIDARG, f"{m}: Width is {d.Width}; a buffer needs at least one byte")
         if int(d.Width) >= UINT64_LIMIT:
             fail(E_INVALIDARG, f"{m}: Width is {d.Width}, which is not a UINT64")
-        if int(d.Width) > memory_budget():
-            fail(E_OUTOFMEMORY, f"{m}: a buffer of {int(d.Width)} bytes exceeds the device's "
-                                f"memory budget of {memory_budget()} bytes (the adapter's "
-                                "DedicatedVideoMemory; DMLSIM_MEMORY_BUDGET sets it)")
+        _within_budget(self._core, m, int(d.Width))
         if (d.Height, d.DepthOrArraySize, d.MipLevels) != (1, 1, 1):
             fail(E_INVALIDARG, f"{m}: a buffer needs Height, DepthOrArraySize and MipLevels of 1, "
                                f"got {d.Height}, {d.DepthOrArraySize}, {d.MipLevels}")
@@ -254,6 +251,29 @@ class ID3D12Device(ID3D12Object):
 
     def GetNodeCount(self) -> int:
         return 1
+
+
+def committed_bytes(device_core) -> int:
+    """Bytes of the device's committed resources the application still holds (a resource
+    released to a zero reference count, or dropped, no longer counts)."""
+    return sum(c._core.width for c in list(device_core.children)
+               if isinstance(c, ID3D12Resource) and getattr(c, "_refs", 1) > 0)
+
+
+def _within_budget(device_core, method, width):
+    """E_OUTOFMEMORY when ``width`` more bytes would take the device's committed resources
+    past its budget (the adapter's DedicatedVideoMemory, as DXGI's QueryVideoMemoryInfo would
+    report it): the budget is cumulative, checked at creation, never a removal at first use."""
+    budget = memory_budget()
+    used = committed_bytes(device_core)
+    if used + width > budget:
+        import gc
+        gc.collect()  # resources kept only by reference cycles are gone once collected
+        used = committed_bytes(device_core)
+    if used + width > budget:
+        fail(E_OUTOFMEMORY, f"{method}: a buffer of {width} bytes on top of the {used} bytes "
+                            f"committed exceeds the device's memory budget of {budget} bytes "
+                            "(the adapter's DedicatedVideoMemory; DMLSIM_MEMORY_BUDGET sets it)")
 
 
 class ID3D12Resource(ID3D12Pageable):
