@@ -440,3 +440,13 @@ def test_failed_hresult_methods_are_reported_too(rig):
     with pytest.raises(dml.HResultError):
         plain.CreateOperator(bad)
     assert rig.iq.GetNumStoredMessages() == 0
+
+
+def test_a_released_buffer_in_executed_work_is_reported(debug_layer):
+    r = Rig()
+    src, dst = r.buf("src", heap=UPLOAD, state=dml.D3D12_RESOURCE_STATE_GENERIC_READ), r.buf("dst")
+    r.cl.CopyBufferRegion(dst, 0, src, 0, 16)
+    assert src.Release() == 0
+    r.execute()
+    assert "'src' was released" in r.text("OBJECT_DELETED_WHILE_STILL_IN_USE")
+    assert r.d3d.GetDeviceRemovedReason() == dml.DXGI_ERROR_DEVICE_REMOVED

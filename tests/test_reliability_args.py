@@ -163,3 +163,23 @@ print("ok")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_work_using_a_released_buffer_removes_the_device_instead_of_reading_freed_memory():
+    """Issue 30.3: a copy recorded with a buffer whose last reference was released (Release
+    returned 0) and executed afterwards: the device is removed naming the buffer (the debug
+    layer's OBJECT_DELETED_WHILE_STILL_IN_USE is in tests/test_debug_layer_runtime.py)."""
+    from helpers import Env
+    env = Env()
+    src = env.upload_buffer(np.arange(4, dtype=np.uint32))
+    src.SetName("src")
+    dst = env.buffer(16)
+    env.cl.CopyBufferRegion(dst, 0, src, 0, 16)
+    env.cl.Close()
+    assert src.Release() == 0
+    env.queue.ExecuteCommandLists([env.cl])
+    assert env.d3d.GetDeviceRemovedReason() == dml.DXGI_ERROR_DEVICE_REMOVED
+    with pytest.raises(dml.HResultError) as e:
+        env.d3d.CreateFence(0, 0).Signal(1)
+    assert "'src' was released (its last reference: Release returned 0) but the command " \
+           "list still uses it" in e.value.message

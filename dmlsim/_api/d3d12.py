@@ -13,7 +13,7 @@ from .._debug import install
 from . import d3d12_types as T
 from .com import IUnknown, NamedObject, adopt, seq_arg, entry
 from .limits import (DESCRIPTOR_BYTES, MAX_SHADER_VISIBLE_DESCRIPTORS, UINT64_LIMIT, copy_error,
-                     memory_budget, uint32_arg, uint64_arg)
+                     memory_budget, uint32_arg, uint64_arg, within_budget)
 from .info_queue import ID3D12DebugDevice, ID3D12InfoQueue, ID3D12InfoQueue1, report_live_objects
 
 HEAP_DEFAULT, HEAP_UPLOAD, HEAP_READBACK, HEAP_CUSTOM = (
@@ -155,7 +155,7 @@ class ID3D12Device(ID3D12Object):
             fail(E_INVALIDARG, f"{m}: Width is {d.Width}; a buffer needs at least one byte")
         if int(d.Width) >= UINT64_LIMIT:
             fail(E_INVALIDARG, f"{m}: Width is {d.Width}, which is not a UINT64")
-        _within_budget(self._core, m, int(d.Width))
+        within_budget(self._core, m, int(d.Width))
         if (d.Height, d.DepthOrArraySize, d.MipLevels) != (1, 1, 1):
             fail(E_INVALIDARG, f"{m}: a buffer needs Height, DepthOrArraySize and MipLevels of 1, "
                                f"got {d.Height}, {d.DepthOrArraySize}, {d.MipLevels}")
@@ -253,29 +253,6 @@ class ID3D12Device(ID3D12Object):
         return 1
 
 
-def committed_bytes(device_core) -> int:
-    """Bytes of the device's committed resources the application still holds (a resource
-    released to a zero reference count, or dropped, no longer counts)."""
-    return sum(c._core.width for c in list(device_core.children)
-               if isinstance(c, ID3D12Resource) and getattr(c, "_refs", 1) > 0)
-
-
-def _within_budget(device_core, method, width):
-    """E_OUTOFMEMORY when ``width`` more bytes would take the device's committed resources
-    past its budget (the adapter's DedicatedVideoMemory, as DXGI's QueryVideoMemoryInfo would
-    report it): the budget is cumulative, checked at creation, never a removal at first use."""
-    budget = memory_budget()
-    used = committed_bytes(device_core)
-    if used + width > budget:
-        import gc
-        gc.collect()  # resources kept only by reference cycles are gone once collected
-        used = committed_bytes(device_core)
-    if used + width > budget:
-        fail(E_OUTOFMEMORY, f"{method}: a buffer of {width} bytes on top of the {used} bytes "
-                            f"committed exceeds the device's memory budget of {budget} bytes "
-                            "(the adapter's DedicatedVideoMemory; DMLSIM_MEMORY_BUDGET sets it)")
-
-
 class ID3D12Resource(ID3D12Pageable):
     _void_methods = frozenset({"Unmap"})
     _live_message = "LIVE_RESOURCE"
@@ -285,6 +262,16 @@ class ID3D12Resource(ID3D12Pageable):
         self._desc = T.D3D12_RESOURCE_DESC(
             T.D3D12_RESOURCE_DIMENSION_BUFFER, 65536, int(desc.Width), 1, 1, 1, 0,
             T.DXGI_SAMPLE_DESC(1, 0), T.D3D12_TEXTURE_LAYOUT_ROW_MAJOR, int(desc.Flags))
+
+    def Release(self) -> int:
+        """Release one reference; at zero the buffer's memory is gone: work recorded with it
+        that is executed afterwards removes the device (the debug layer says
+        OBJECT_DELETED_WHILE_STILL_IN_USE) instead of reading freed storage."""
+        refs = super().Release()
+        if refs == 0 and not self._core.released:
+            self._core.released = True
+            self._core.device.released.add(self._core)
+        return refs
 
     def Map(self, Subresource: int = 0, pReadRange: T.D3D12_RANGE | None = None) -> np.ndarray:
         """Returns a writable NumPy uint8 array over the buffer's bytes (UPLOAD/READBACK)."""

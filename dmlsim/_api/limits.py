@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from .._core.hresult import E_INVALIDARG, fail
+from .._core.hresult import E_INVALIDARG, E_OUTOFMEMORY, fail
 from . import d3d12_types as T
 
 
@@ -61,6 +61,29 @@ def memory_budget() -> int:
             value = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         _BUDGET.append(value)
     return _BUDGET[0]
+
+
+def committed_bytes(device_core) -> int:
+    """Bytes of the device's committed resources the application still holds (a resource
+    released to a zero reference count, or dropped, no longer counts)."""
+    return sum(c._core.width for c in list(device_core.children)
+               if hasattr(getattr(c, "_core", None), "heap_type") and getattr(c, "_refs", 1) > 0)
+
+
+def within_budget(device_core, method, width):
+    """E_OUTOFMEMORY when ``width`` more bytes would take the device's committed resources
+    past its budget (the adapter's DedicatedVideoMemory, as DXGI's QueryVideoMemoryInfo would
+    report it): the budget is cumulative, checked at creation, never a removal at first use."""
+    budget = memory_budget()
+    used = committed_bytes(device_core)
+    if used + width > budget:
+        import gc
+        gc.collect()  # resources kept only by reference cycles are gone once collected
+        used = committed_bytes(device_core)
+    if used + width > budget:
+        fail(E_OUTOFMEMORY, f"{method}: a buffer of {width} bytes on top of the {used} bytes "
+                            f"committed exceeds the device's memory budget of {budget} bytes "
+                            "(the adapter's DedicatedVideoMemory; DMLSIM_MEMORY_BUDGET sets it)")
 
 
 def copy_error(dst, dst_off, src, src_off, n):

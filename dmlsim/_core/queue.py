@@ -225,6 +225,32 @@ class Fence:
         return True
 
 
+def _buffers(value, depth=0):
+    """The buffers a record field names: a buffer, a range of one, or containers of them."""
+    if depth > 3 or value is None:
+        return
+    if hasattr(value, "released") and hasattr(value, "memory"):
+        yield value
+    elif hasattr(value, "buffer") and hasattr(value, "offset"):
+        yield value.buffer
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _buffers(v, depth + 1)
+
+
+def released_use(cl):
+    """The first released buffer ``cl`` copies, transitions or binds (descriptors read now), or
+    None. Only looked at while the device has released buffers still referenced."""
+    for rec in cl.records:
+        fields = [getattr(rec, f) for f in getattr(rec, "__dataclass_fields__", ())]
+        if hasattr(rec, "descriptors"):
+            fields.append(list(rec.descriptors()))
+        for b in _buffers(fields):
+            if b.released:
+                return b
+    return None
+
+
 class Event:
     """A Win32 event object (CreateEvent)."""
 
@@ -324,7 +350,8 @@ class Queue:
         caller) as it ran last time; False when the general path must take it (nothing
         was done)."""
         dev = self.device
-        if self.items or TRACE is not None or dev.observers or dev.removed_reason:
+        if self.items or TRACE is not None or dev.observers or dev.removed_reason or \
+                dev.released:
             return False
         try:
             if not listcompile.run_again(cl, self.touched):
@@ -350,6 +377,16 @@ class Queue:
             if dev.removed:
                 break
             ctx = ExecContext(self)
+            freed = released_use(cl) if dev.released else None
+            if freed is not None:
+                message = (f"{freed.label()} was released (its last reference: Release returned "
+                           "0) but the command list still uses it")
+                if dev.observers:
+                    dev.observers.queue_misuse(message=message,
+                                               message_id="OBJECT_DELETED_WHILE_STILL_IN_USE")
+                dev.remove(DXGI_ERROR_DEVICE_REMOVED,
+                           f"ID3D12CommandQueue::ExecuteCommandLists: {message}")
+                break
             if dev.observers:  # the debug layer walks the list before it runs
                 dev.observers.execute_list(queue=self, cmd_list=cl, first=not executed)
             try:

@@ -38,6 +38,7 @@ class Device:
         self.observers = Observers()
         self.api = None  # the interface object (ID3D12Device) of this device
         self.children: weakref.WeakSet = weakref.WeakSet()
+        self.released: weakref.WeakSet = weakref.WeakSet()  # buffers released to 0 refs
 
     @property
     def removed(self) -> bool:
@@ -68,6 +69,7 @@ class Buffer:
         self.state = state
         self.name = ""
         self.mapped = 0
+        self.released = False  # its last reference was released (Release returned 0)
         self.gpu_va = next(_va) << 16
         self.memory = HostMemory(width) if heap_type in _HOST_HEAPS \
             else DeviceMemory(width, device.jax_device)

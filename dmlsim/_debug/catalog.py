@@ -200,6 +200,12 @@ ENTRIES = (
           "signal: no Signal of that value is queued, or the queues that would signal it wait "
           "on each other's fences (a cycle; real D3D12 hangs). The wait returns E_FAIL.",
           "Signal the value (from a queue or the CPU) before waiting, and break the cycle."),
+    Entry(10104, "OBJECT_DELETED_WHILE_STILL_IN_USE", EXECUTION, ERROR, _D, "-",
+          "ExecuteCommandLists of a list that copies, transitions or binds a resource whose "
+          "last reference was released (Release returned 0): its memory is gone. The device "
+          "is removed rather than read freed storage as if it were alive.",
+          "Keep a reference (and the resource alive) until the GPU work that uses it has "
+          "completed: wait on a fence signalled after ExecuteCommandLists, then Release."),
 )
 
 BY_NAME = {e.name: e for e in ENTRIES}
