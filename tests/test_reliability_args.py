@@ -74,6 +74,24 @@ def test_a_float_field_holds_a_number(value):
     np.testing.assert_array_equal(dml.run(desc, a), np.float32([-0.0, 0.5, 3]))
 
 
+def test_an_integer_field_set_to_none_is_refused_like_a_float_field():
+    """An omitted field is C's 0 (the struct's default); an explicit None in an integer or
+    enum field names no number: E_INVALIDARG naming the field (REDUCE's Function=None used to
+    become ARGMAX, 0)."""
+    a = np.zeros((2, 3), np.float32)
+    d3d = dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0)
+    dev = dml.DMLCreateDevice(d3d, 0)
+    desc = dml.operator_desc("REDUCE", InputTensor=a, OutputTensor=np.zeros((2, 1), np.float32),
+                             Function=dml.DML_REDUCE_FUNCTION_SUM, Axes=[1])
+    desc.Desc.Function = None
+    with pytest.raises(dml.HResultError) as e:
+        dev.CreateOperator(desc)
+    assert e.value.hresult == dml.E_INVALIDARG
+    assert "Function is None; a DML_REDUCE_FUNCTION is required (0 is C's default)" in \
+        e.value.message
+    assert dml.DML_REDUCE_OPERATOR_DESC().Function == 0  # omitted: C's {}
+
+
 @pytest.mark.parametrize("sizes", [np.array([2.0, 3.0]), [2, 3.0], [True, 3], ["2", 3]])
 def test_sizes_are_integers_not_floats_bools_or_strings(sizes):
     """DML_BUFFER_TENSOR_DESC.Sizes is a UINT array: np.array([2., 3.]) was accepted as

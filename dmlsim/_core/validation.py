@@ -101,8 +101,10 @@ def _float(value, what) -> float:
 def _attribute(f, value, what, normalize_op):
     st = f.get("schema_type")
     if st in ("uint", "int", None):
-        if value is None:
-            return None if "*" in f["type"] else 0
+        if value is None:  # an omitted field is C's 0; an explicit None names no number
+            if "*" in f["type"]:
+                return None
+            fail(E_INVALIDARG, f"{what} is None; a {f['type']} is required (0 is C's default)")
         if f["type"] == "BOOL" and isinstance(value, (bool, np.bool_)):
             return int(value)  # C's BOOL is an int: Python's True / False are its values
         lo = -(2**31) if st == "int" else 0
