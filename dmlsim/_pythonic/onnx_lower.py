@@ -512,6 +512,8 @@ class Lowering:
     # ---- helpers for the rules -----------------------------------------------------------
     def new(self, expr, shape, dtype) -> Value:
         """A Value for a node's output ``expr``; its sizes are reinterpreted to ``shape``."""
+        if len(shape) > 8:  # DML tensors have at most 8 dimensions
+            fail(dml.E_NOTIMPL, f"an output of {len(shape)} dimensions (DML has at most 8)")
         want = sizes_of(shape)
         if list(expr.GetOutputDesc().sizes) != want:
             expr = G.Reinterpret(expr, want, None)
@@ -577,6 +579,9 @@ class Lowering:
             v = self.values.get(o.name)
             if v is None:
                 fail(dml.E_INVALIDARG, f"graph output '{o.name}' is not produced by any node")
+            if len(v.shape) > 8:
+                fail(dml.E_NOTIMPL, f"graph output '{o.name}' has {len(v.shape)} dimensions "
+                                    "(DML has at most 8)")
             e = self.tensor(v, o.name)
             src, _ = G._source(e)
             if src.kind != "operator" or e.GetOutputDesc().strides is not None:
