@@ -106,13 +106,13 @@ ROWS = [
         dict(
             InputTensor=z(2, 2),
             OutputTensor=z(2, 2),
-            PaddingMode=4,
+            PaddingMode=5,
             PaddingValue=0.0,
             StartPadding=[0, 0],
             EndPadding=[0, 0],
         ),
-        "PaddingMode is 4, which is not a DML_PADDING_MODE (0 CONSTANT, 1 EDGE, 2 REFLECTION, "
-        "3 SYMMETRIC)",
+        "PaddingMode is 5, which is not a DML_PADDING_MODE (0 CONSTANT, 1 EDGE, 2 REFLECTION, "
+        "3 SYMMETRIC, 4 WRAP)",
     ),
     (
         "PADDING",
@@ -376,3 +376,23 @@ def test_every_data_operator_has_a_broken_rule():
         "CUMULATIVE_PRODUCT",
     }
     assert issue9 <= named
+
+
+def test_padding_wrap_is_accepted_from_feature_level_6_4():
+    """The feature-level history's 6_4 entry: PADDING and PADDING1 accept DML_PADDING_MODE_WRAP;
+    at 6_3 it is E_INVALIDARG naming the level (the old rule stays before 6_4)."""
+    from helpers import feature_level
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for op, extra in (("PADDING", {}), ("PADDING1", {
+            "PaddingValueDataType": dml.DML_TENSOR_DATA_TYPE_FLOAT32})):
+        desc = dml.operator_desc(op, InputTensor=x, OutputTensor=np.zeros((2, 7), np.float32),
+                                 PaddingMode=dml.DML_PADDING_MODE_WRAP, StartPadding=[0, 2],
+                                 EndPadding=[0, 2], **extra)
+        np.testing.assert_array_equal(dml.run(desc, x), np.pad(x, [(0, 0), (2, 2)], "wrap"))
+        with feature_level("6_3"):
+            d3d = dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0)
+            dev = dml.DMLCreateDevice(d3d, 0)
+        with pytest.raises(dml.HResultError) as e:
+            dev.CreateOperator(desc)
+        assert e.value.hresult == dml.E_INVALIDARG and \
+            "DML_PADDING_MODE_WRAP, accepted from DML_FEATURE_LEVEL_6_4" in e.value.message

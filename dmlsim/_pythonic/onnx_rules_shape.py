@@ -200,7 +200,7 @@ def _pad(L, node, ins, attrs, act):
         fail(dml.E_NOTIMPL, f"{L.label(node)}: negative pads (cropping)")
     mode = attrs.get("mode", b"constant")
     mode = mode.decode() if isinstance(mode, bytes) else mode
-    modes = {"constant": 0, "edge": 1, "reflect": 2, "wrap": None}
+    modes = {"constant": 0, "edge": 1, "reflect": 2, "wrap": 4}  # WRAP from FL 6_4
     if modes.get(mode) is None:
         fail(dml.E_NOTIMPL, f"{L.label(node)}: mode '{mode}' has no DML_PADDING_MODE")
     y = F.Padding(L.tensor(x), modes[mode], value, start, end)

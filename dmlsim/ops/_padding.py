@@ -13,7 +13,7 @@ from .._core.registry import Example, Sizes, same_type
 from ._movement import dimension_count, from_bits, to_bits
 
 IN, OUT = "InputTensor", "OutputTensor"
-CONSTANT, EDGE, REFLECTION, SYMMETRIC = range(4)
+CONSTANT, EDGE, REFLECTION, SYMMETRIC, WRAP = range(5)
 
 
 def source_index(i, n, mode):
@@ -22,6 +22,8 @@ def source_index(i, n, mode):
         return i
     if mode == EDGE:
         return 0 if i < 0 else n - 1
+    if mode == WRAP:  # periodic: the tensor repeats along the axis
+        return i % n
     if mode == REFLECTION:
         if n == 1:
             return 0
@@ -53,7 +55,9 @@ def folded(n, before, after, mode):
     index sequence over its edges until it covers the padding (the page's wording)."""
     seq, lead = list(range(n)), 0
     while lead < before or len(seq) - lead - n < after:
-        if mode == EDGE or (mode == REFLECTION and n == 1):
+        if mode == WRAP:  # the whole period again on either side
+            left, right = list(range(n)), list(range(n))
+        elif mode == EDGE or (mode == REFLECTION and n == 1):
             left, right = [0], [n - 1]
         elif mode == REFLECTION:  # mirrored without the edge element
             left, right = seq[1:n][::-1], seq[-n:-1][::-1]
@@ -88,12 +92,14 @@ def padding_sizes(spec, check):
 
 def mode_rule(spec, check):
     mode = spec.attr["PaddingMode"]
-    if mode not in (CONSTANT, EDGE, REFLECTION, SYMMETRIC):
+    if mode not in (CONSTANT, EDGE, REFLECTION, SYMMETRIC, WRAP):
         check.fail(f"PaddingMode is {mode}, which is not a DML_PADDING_MODE (0 CONSTANT, 1 EDGE, "
-                   "2 REFLECTION, 3 SYMMETRIC)")
+                   "2 REFLECTION, 3 SYMMETRIC, 4 WRAP)")
     if mode == SYMMETRIC and check.level < 0x3000:
         check.fail("PaddingMode is DML_PADDING_MODE_SYMMETRIC, introduced in "
                    "DML_FEATURE_LEVEL_3_0")
+    if mode == WRAP and check.level < 0x6400:  # the feature-level history's 6_4 entry
+        check.fail("PaddingMode is DML_PADDING_MODE_WRAP, accepted from DML_FEATURE_LEVEL_6_4")
 
 
 f32 = np.float32
@@ -108,6 +114,8 @@ REFL_OUT = f32([[[[r[2], r[1], *r, r[2], r[1], r[0], r[1]] for r in
                   [ROW_B, ROW_A, ROW_B, ROW_A, ROW_B, ROW_A, ROW_B, ROW_A]]]])
 SYM_OUT = f32([[[[r[1], r[0], *r, r[3], r[2], r[1], r[0]] for r in
                  [ROW_A, ROW_A, ROW_B, ROW_A, ROW_B, ROW_B, ROW_A, ROW_B]]]])
+WRAP_OUT = f32([[[[r[2], r[3], *r, r[0], r[1], r[2], r[3]] for r in
+                  [ROW_B, ROW_A, ROW_B, ROW_A, ROW_B, ROW_A, ROW_B, ROW_A]]]])
 CONST_OUT = np.full((1, 1, 8, 10), 9, f32)
 CONST_OUT[0, 0, 1:5, 2:6] = PAGE[0, 0]
 RULES = (dimension_count("StartPadding", "EndPadding"), same_type(IN, OUT), mode_rule)
@@ -124,6 +132,8 @@ def examples(value_attrs, type_attrs=None):
                 "example 3: REFLECTION, folding over again past the edge"),
         Example({IN: PAGE}, {OUT: SYM_OUT}, {"PaddingMode": SYMMETRIC, **type_attrs, **PADS},
                 "example 4: SYMMETRIC"),
+        Example({IN: PAGE}, {OUT: WRAP_OUT}, {"PaddingMode": WRAP, **type_attrs, **PADS},
+                "WRAP (FL 6_4, the feature-level history): the tensor repeats periodically"),
     )
 
 

@@ -3,7 +3,8 @@
 OutputTensor.Sizes[i] = InputTensor.Sizes[i] + StartPadding[i] + EndPadding[i]. Modes
 (DML_PADDING_MODE): CONSTANT (PaddingValue), EDGE (the edge values), REFLECTION (mirrored
 at the edge, the edge itself not repeated), SYMMETRIC (mirrored, the edge repeated; from FL
-3_0). Paddings wider than the input fold over again, periodically (the page's examples 3
+3_0), WRAP (periodic, the tensor repeated; from FL 6_4: the feature-level history's later word,
+which the mode's enum page does not list yet). Paddings wider than the input fold over again, periodically (the page's examples 3
 and 4): REFLECTION has period 2(n - 1), SYMMETRIC 2n. PaddingValue is a FLOAT, converted
 to the tensor type "as a C cast" (10.6 becomes 10 for integers; see
 ``_movement.tensor_type_value``). PADDING1 (its own module) types the value exactly.
