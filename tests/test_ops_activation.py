@@ -181,9 +181,19 @@ def test_integer_relu_needs_feature_level_5_1():
                        "SWISH", "6_2")
 
 
-def test_softplus_steepness_below_1_is_rejected():
-    raises_invalid(lambda: run("ACTIVATION_SOFTPLUS", f32([1]), Steepness=0.5),
-                   "ACTIVATION_SOFTPLUS", "Steepness")
+def test_softplus_steepness_below_1_from_feature_level_6_4():
+    """The page: Steepness cannot be less than 1; the feature-level history (6_4): allowed. At
+    6_3 and below 0.5 is E_INVALIDARG; from 6_4 it computes ln(1 + exp(0.5 x)) / 0.5, and a
+    Steepness that is not positive and finite is still refused."""
+    with feature_level("6_3"):
+        raises_invalid(lambda: run("ACTIVATION_SOFTPLUS", f32([1]), Steepness=0.5),
+                       "ACTIVATION_SOFTPLUS", "Steepness", "6_4")
+    x = f32([-3, 0, 2, 40])
+    want = np.logaddexp(0, 0.5 * x.astype(np.float64)) / 0.5
+    np.testing.assert_allclose(run("ACTIVATION_SOFTPLUS", x, Steepness=0.5), want, rtol=1e-6)
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        raises_invalid(lambda: run("ACTIVATION_SOFTPLUS", f32([1]), Steepness=bad),
+                       "ACTIVATION_SOFTPLUS", "Steepness", "positive, finite")
 
 
 # ---- half precision ----------------------------------------------------------------------
@@ -266,7 +276,7 @@ def test_clip_fuses_into_gemm_only_and_levels_apply():
 
 
 def test_fused_activation_rules_are_reported_under_the_fusing_operator():
-    spec, (sub,) = fused_check(add1(dml.operator_desc("ACTIVATION_SOFTPLUS", Steepness=0.5)))
+    spec, (sub,) = fused_check(add1(dml.operator_desc("ACTIVATION_SOFTPLUS", Steepness=0.0)))
     raises_invalid(lambda: check_fused(spec, sub, 0x6400),
                    "DML_OPERATOR_ELEMENT_WISE_ADD1: FusedActivation: "
                    "DML_OPERATOR_ACTIVATION_SOFTPLUS: Steepness")

@@ -92,7 +92,7 @@ def test_activation_descs_are_checked_like_fused_activations():
         ([dml.operator_desc("ACTIVATION_TANH", InputTensor=np.zeros(2, np.float32))],
          "ActivationDescs[0] (DML_OPERATOR_ACTIVATION_TANH): InputTensor must be NULL in a fused "
          "activation desc; the fused operator supplies the tensors"),
-        ([{"Type": "ACTIVATION_SOFTPLUS", "Steepness": 0.5}],
+        ([{"Type": "ACTIVATION_SOFTPLUS", "Steepness": 0.0}],
          "ActivationDescs[0]: DML_OPERATOR_ACTIVATION_SOFTPLUS: Steepness"),
     ]
     for acts, message in cases:

@@ -2,7 +2,11 @@
 
 - SOFTPLUS: f(x) = ln(1 + exp(Steepness * x)) / Steepness. The page: Steepness "cannot be less
   than 1" (the sentence sits under OutputTensor, a copy slip on the page; it describes
-  Steepness): CreateOperator rejects Steepness < 1 (and NaN) with E_INVALIDARG.
+  Steepness); the feature-level history's 6_4 entry, its later word, "updated
+  DML_OPERATOR_ACTIVATION_SOFTPLUS to allow Steepness < 1". Decided: below 6_4 CreateOperator
+  rejects Steepness < 1 (and NaN) with E_INVALIDARG, as the page says; from 6_4 any positive,
+  finite Steepness is taken (0 would divide by zero and a negative one turns the function
+  over, which neither text allows) and anything else is E_INVALIDARG.
 - PARAMETRIC_SOFTPLUS: f(x) = Alpha * ln(1 + exp(Beta * x)); no constraint on Alpha or Beta.
 
 ``ln(1 + exp(z))`` is evaluated as ``logaddexp(0, z)`` = max(z, 0) + ln(1 + exp(-|z|)): the
@@ -27,9 +31,14 @@ LN2 = math.log(2)
 
 
 def _steepness(spec, check):
-    s = spec.attr["Steepness"]
-    if not np.float32(s) >= 1:
-        check.fail(f"Steepness is {s}; it cannot be less than 1")
+    s = np.float32(spec.attr["Steepness"])
+    if check.level >= 0x6400:  # the history's 6_4 entry: Steepness < 1 allowed
+        if not (np.isfinite(s) and s > 0):
+            check.fail(f"Steepness is {spec.attr['Steepness']}; from DML_FEATURE_LEVEL_6_4 it "
+                       "may be less than 1 but must be a positive, finite number")
+    elif not s >= 1:
+        check.fail(f"Steepness is {spec.attr['Steepness']}; it cannot be less than 1 (before "
+                   "DML_FEATURE_LEVEL_6_4)")
 
 
 def _sp(v):
