@@ -119,7 +119,7 @@ def _generate(args) -> int:
 
 def _compare(args) -> int:
     import numpy as np
-    from . import onnx as donnx
+    from . import onnx as donnx  # lazily, as above: the [onnx] extra
     feeds, model = {}, args.model
     for item in args.input or []:
         name, _, path = item.partition("=")

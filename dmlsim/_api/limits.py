@@ -2,6 +2,7 @@
 devices."""
 from __future__ import annotations
 
+import gc
 import os
 
 from .._core.hresult import E_INVALIDARG, E_OUTOFMEMORY, fail
@@ -77,7 +78,6 @@ def within_budget(device_core, method, width):
     budget = memory_budget()
     used = committed_bytes(device_core)
     if used + width > budget:
-        import gc
         gc.collect()  # resources kept only by reference cycles are gone once collected
         used = committed_bytes(device_core)
     if used + width > budget:

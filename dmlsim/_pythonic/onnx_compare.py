@@ -31,15 +31,18 @@ and denormal flushing, are E_NOTIMPL naming them.
 from __future__ import annotations
 
 import json
+import os
 from typing import NamedTuple
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 from .._api import public as dml
 from . import onnx_model
 from .onnx_compare_refs import OPS as REFS
+from .onnx_inference import InferenceSession, SessionOptions
 from .onnx_lower import fail
 
 _FLOATS = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16)
@@ -121,7 +124,6 @@ def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_deno
     """Compare ``model`` (path, bytes or ModelProto) on ``feeds`` ({input: array}) through DML
     operators against a float64 reference, per node; ``half_precision`` adds
     DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION to ``execution_flags``."""
-    from .onnx_inference import InferenceSession, SessionOptions
     if flush_denormals:
         fail(dml.E_NOTIMPL, "compare: flush_denormals is not modelled yet (dmlsim's kernels keep "
                             "FLOAT16 and FLOAT32 subnormals)")
@@ -182,7 +184,6 @@ def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_deno
 
 def _with_data(model, source):
     """``model`` with its external data read in (compare builds models of its own from it)."""
-    import os
     if not isinstance(source, (str, os.PathLike)) or not any(
             i.data_location == TensorProto.EXTERNAL for i in model.graph.initializer):
         return model
@@ -215,7 +216,6 @@ def _widen(t: TensorProto) -> TensorProto:
 
 def _reference(model, feeds) -> dict:
     """Every value of ``model`` computed in float64 by onnx.reference."""
-    from onnx.reference import ReferenceEvaluator
     m = onnx.ModelProto()
     m.CopyFrom(model)
     for vi in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):

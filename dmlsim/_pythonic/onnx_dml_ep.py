@@ -20,6 +20,7 @@ their own; dmlsim lowers them into its graph all the same.
 """
 from __future__ import annotations
 
+import functools
 import types
 
 from onnx import TensorProto as T, defs
@@ -287,6 +288,7 @@ def _parse(text) -> dict:
 TABLE = _parse(_TABLE)
 
 
+@functools.lru_cache(maxsize=4096)  # pure: (operator, domain, opset) -> since-version
 def _since(name, domain, opset) -> int | None:
     """The since-version of ``name`` in operator set ``opset`` (ONNX's schemas); 1 for the
     operators ORT defines in the ONNX domain itself and for com.microsoft ones."""

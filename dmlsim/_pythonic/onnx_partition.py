@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 from .._api import public as dml
 from . import onnx_dml_ep
@@ -251,7 +252,6 @@ def _executor(model, step, executor, where):
             except Exception as e:  # noqa: BLE001 -- reported as the CPU step's failure
                 fail(dml.E_FAIL, f"{where} failed on the CPU (onnxruntime): {e}")
         return run_ort
-    from onnx.reference import ReferenceEvaluator
     try:
         ev = ReferenceEvaluator(model)
     except Exception as e:  # noqa: BLE001 -- e.g. a com.microsoft operator it lacks

@@ -37,7 +37,8 @@ from .onnx_lower import Value, fail, packed_strides
 from .onnx_rules import ACT_TABLE, X
 from .onnx_rules_attention import attend
 from .onnx_rules_contrib_nn import RULES as CONTRIB_NN
-from .onnx_rules_nn import _conv, _text
+from .onnx_rules_more import _permuted
+from .onnx_rules_nn import _conv, _spatial_pads, _text
 from .onnx_rules_quant import _per
 
 
@@ -154,7 +155,6 @@ def _qlinear_pool(global_):
         else:
             if int(attrs.get("ceil_mode", 0)):
                 fail(dml.E_NOTIMPL, f"{L.label(node)}: ceil_mode=1")
-            from .onnx_rules_nn import _spatial_pads
             kernel = list(attrs["kernel_shape"])
             strides = list(attrs.get("strides", [1, 1]))
             start, end = _spatial_pads(L, node, attrs, [h, w], kernel, strides, [1, 1])
@@ -204,7 +204,6 @@ def _nhwc_conv(L, node, ins, attrs, act):
     """NhwcConv: Conv of an [N, H, W, C] input with [M, kH, kW, C / group] filters into
     [N, oH, oW, M], the NCHW operands made by ELEMENT_WISE_IDENTITY transposes (the provider
     describes them with permuted strides instead: the same values)."""
-    from .onnx_rules_more import _permuted
     x, w = ins[0], ins[1]
     if len(x.shape) != 4 or len(w.shape) != 4:
         fail(dml.E_NOTIMPL, f"{L.label(node)}: a {len(x.shape)}-D input (lowered for 4-D)")

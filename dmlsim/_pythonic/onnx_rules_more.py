@@ -16,7 +16,7 @@ from . import dmlx_functions as F
 from . import dmlx_graph as G
 from .onnx_lower import Value, dml_type, fail, sizes_of
 from .onnx_rules import X
-from .onnx_rules_nn import _resize, _text
+from .onnx_rules_nn import _lppool, _resize, _text
 from .onnx_rules_shape import cumulative
 
 
@@ -112,7 +112,6 @@ def _roi_align(L, node, ins, attrs, act):
 
 def _global_lp_pool(L, node, ins, attrs, act):
     """GlobalLpPool: LpPool with the whole spatial extent as its window."""
-    from .onnx_rules_nn import _lppool
     return _lppool(L, node, ins, {"kernel_shape": list(ins[0].shape[2:]),
                                   "p": attrs.get("p", 2)}, act)
 
