@@ -119,12 +119,12 @@ class Rig:
 
     def execute_times_per_record(self, cl, times):
         """The same with whole-list compilation off (the path the debug layer takes)."""
-        from dmlsim._core import listcompile
-        listcompile.enabled = False
+        from dmlsim._core.config import settings
+        old, settings.list_compile = settings.list_compile, "0"
         try:
             self.execute_times(cl, times)
         finally:
-            listcompile.enabled = True
+            settings.list_compile = old
 
     def wait(self):
         self.fence.SetEventOnCompletion(self.value, None)

@@ -1,9 +1,9 @@
 """The short path of an execution that repeats keeps every semantic of the long one.
 
-A closed list executed again as it ran last time goes through ``Queue.execute_now`` and
-``listcompile.run_again`` (no queue items, Submitted snapshots or contexts); a changed
-descriptor, a Wait queued ahead, a re-recorded list or a removed device take the general
-path, with its results. Counted by ``listcompile.COUNTS["again"]``, checked byte by byte.
+A closed list executed again as it ran last time reuses its last plan (``execute._whole``: the
+heaps' versions unchanged, no queue items or Submitted snapshots); a changed descriptor, a Wait
+queued ahead, a re-recorded list or a removed device take the general path, with its results.
+Counted by the device's plan-cache ``counts["again"]``, checked byte by byte.
 Fence values are UINT64 arguments on every entry point that takes one.
 """
 from __future__ import annotations
@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import dmlsim as dml
-from dmlsim._core import listcompile
 
 from helpers import READBACK, Env, binding, tensor
 
@@ -67,12 +66,13 @@ class OneList:
         """Execute ``times`` times; returns how many went through the fast path."""
         if self.cl._core.open:
             self.cl.Close()
-        before = listcompile.COUNTS["again"]
+        counts = self.env.d3d._core.plans.counts
+        before = counts["again"]
         for _ in range(times):
             self.env.submit(self.cl)
         self.env.fence.SetEventOnCompletion(self.env.fence_value, None)
         self.env.check()
-        return listcompile.COUNTS["again"] - before
+        return counts["again"] - before
 
     @property
     def plan(self):
@@ -134,9 +134,9 @@ def test_changed_descriptors_a_queued_wait_and_a_new_recording_take_the_general_
     np.testing.assert_array_equal(env.read_as(acc, F32, N), np.full(N, 7, F32))
     gate = env.d3d.CreateFence(0, dml.D3D12_FENCE_FLAG_NONE)
     env.queue.Wait(gate, 1)
-    before = listcompile.COUNTS["again"]
+    before = env.d3d._core.plans.counts["again"]
     env.queue.ExecuteCommandLists([lst.cl])        # queued behind the Wait: not run yet
-    assert listcompile.COUNTS["again"] == before and env.queue._core.items
+    assert env.d3d._core.plans.counts["again"] == before and env.queue._core.items
     gate.Signal(1)                                 # from the CPU: the queue runs it
     assert not env.queue._core.items
     np.testing.assert_array_equal(env.read_as(acc, F32, N), np.full(N, 9, F32))
@@ -158,9 +158,9 @@ def test_a_removed_device_runs_nothing_on_the_fast_path():
     lst.dispatch(add, [acc, k], [acc])
     assert lst.run(times=3) == 2
     env.d3d._core.remove(dml.DXGI_ERROR_DEVICE_HUNG, "removed by the test")
-    before = listcompile.COUNTS["compiled"]
+    before = env.d3d._core.plans.counts["compiled"]
     env.queue.ExecuteCommandLists([lst.cl])
-    assert listcompile.COUNTS["compiled"] == before
+    assert env.d3d._core.plans.counts["compiled"] == before
     with pytest.raises(dml.HResultError) as err:
         env.queue.Signal(env.fence, 99)
     assert err.value.hresult == dml.DXGI_ERROR_DEVICE_REMOVED

@@ -159,11 +159,12 @@ def test_failed_create_operator_creates_nothing():
     """CreateOperator fails atomically: it returns no object, removes nothing, and the device
     goes on creating operators."""
     c = Ctx()
-    cache = dict(c.dml._core.compile_cache)
+    plans = c.dml._core.d3d.plans
+    cache = dict(plans.programs)
     with pytest.raises(dml.HResultError):
         c.dml.CreateOperator(c.add_desc(b=tensor(np.float16, [4])))
     assert c.dml.GetDeviceRemovedReason() == dml.S_OK
-    assert c.dml._core.compile_cache == cache
+    assert plans.programs == cache
     assert isinstance(c.dml.CreateOperator(c.add_desc()), dml.IDMLOperator)
 
 

@@ -1,8 +1,8 @@
 """The fast paths keep DirectML's semantics: whole-command-list compilation
-(``dmlsim/_core/listcompile.py``) computes what executing the records one by one computes.
+(``dmlsim/_core/execute.py``) computes what executing the records one by one computes.
 
 Each scenario runs a closed list through the compiled path and, where it compares, through
-the per-record path (``listcompile.enabled = False``), and checks the bytes against NumPy:
+the per-record path (``config.settings.list_compile = "0"``), and checks the bytes against NumPy:
 mixed copies/dispatches/strided views with NaN payloads and -0.0; in-place dispatches with
 UAV barriers; overlapping views of one buffer; descriptors changed after recording under
 DESCRIPTORS_VOLATILE (another program is built, the old one is selected again); uploads
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import dmlsim as dml
-from dmlsim._core import listcompile, queue as runtime
+from dmlsim._core import config, queue as runtime
 from dmlsim._core.observer import Observer
 
 from helpers import READBACK, UPLOAD, Env, as_bytes, binding, tensor
@@ -32,12 +32,17 @@ UAV_BARRIER = dml.CD3DX12_RESOURCE_BARRIER.UAV(None)
 @contextlib.contextmanager
 def mode(enabled=True, eager=True):
     """Whole-list compilation on/off; ``eager``: compile at the first execution."""
-    old = listcompile.enabled, listcompile.eager
-    listcompile.enabled, listcompile.eager = enabled, eager
+    old = config.settings.list_compile
+    config.settings.list_compile = "0" if not enabled else "first" if eager else "1"
     try:
         yield
     finally:
-        listcompile.enabled, listcompile.eager = old
+        config.settings.list_compile = old
+
+
+def counts(env):
+    """The device's plan-cache counts (steps/plancache.py)."""
+    return env.d3d._core.plans.counts
 
 
 @pytest.fixture(scope="module")
@@ -96,12 +101,12 @@ class ListBuilder:
         """Execute ``times`` (Signal after each), wait for the last; the list is closed."""
         if self.cl._core.open:
             self.cl.Close()
-        before = listcompile.COUNTS["compiled"]
+        before = counts(self.env)["compiled"]
         for _ in range(times):
             self.env.submit(self.cl)
         self.env.fence.SetEventOnCompletion(self.env.fence_value, None)
         self.env.check()
-        self.runs, self.compiled_runs = times, listcompile.COUNTS["compiled"] - before
+        self.runs, self.compiled_runs = times, counts(self.env)["compiled"] - before
 
     @property
     def state(self):
@@ -244,7 +249,7 @@ def test_in_place_chain_with_uav_barriers_and_re_execution(env):
         lb.run(times=4)  # 4 executions x 3 dispatches
         plan = lb.state.last_plan
         lb.run(times=1)
-        assert lb.state.last_plan is plan and plan.traced  # the same program, launched again
+        assert lb.state.last_plan is plan and plan.fn is not None  # the same program, launched again
     np.testing.assert_array_equal(env.read_as(x, F32, N), x0 + 15 * k0)
 
 
@@ -410,7 +415,7 @@ def test_fences_across_many_compiled_executions(env):
     lb.dispatch(add, [x, k], [x])
     lb.cl.Close()
     fence = env.d3d.CreateFence(0, dml.D3D12_FENCE_FLAG_NONE)
-    before = listcompile.COUNTS["compiled"]
+    before = counts(env)["compiled"]
     with mode():
         for i in range(1, 201):
             env.queue.ExecuteCommandLists([lb.cl])
@@ -420,7 +425,7 @@ def test_fences_across_many_compiled_executions(env):
         assert dml.WaitForSingleObject(event, dml.INFINITE) == dml.WAIT_OBJECT_0
         assert fence.GetCompletedValue() >= 100
         fence.SetEventOnCompletion(200, None)
-    lb.runs, lb.compiled_runs = 200, listcompile.COUNTS["compiled"] - before
+    lb.runs, lb.compiled_runs = 200, counts(env)["compiled"] - before
     assert fence.GetCompletedValue() == 200 and compiled_ran(lb)
     lb.alloc.Reset()  # everything recorded with the allocator is complete
     np.testing.assert_array_equal(env.read_as(x, F32, N), np.full(N, 200, F32))
@@ -457,7 +462,7 @@ def test_debug_layer_observers_take_the_per_record_path(env):
             lb.run(times=2)
     finally:
         observers.pop()
-    assert lb.state is None and events  # never prepared: every record ran on its own
+    assert lb.compiled_runs == 0 and lb.state.last_plan is None and events  # record by record
 
 
 def test_buffers_a_list_writes_share_one_group_and_leave_it_when_written_elsewhere(env):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dmlsim as dml
-from dmlsim._core import queue as runtime
+from dmlsim._core.config import settings
 from dmlsim._pythonic.reprs import binding_rows
 
 
@@ -180,9 +180,9 @@ def traced(d3d):
     empty = d3d.CreateCommandList(0, 0, d3d.CreateCommandAllocator(0), None)
     empty.Close()
     qa.ExecuteCommandLists([la])  # before the trace: not recorded
-    assert runtime.TRACE is None
+    assert settings.trace is None
     with dml.trace() as t:
-        assert runtime.TRACE is not None
+        assert settings.trace is not None
         qb.Wait(f, 1)
         qb.ExecuteCommandLists([lb])
         qb.ExecuteCommandLists([empty])
@@ -192,7 +192,7 @@ def traced(d3d):
         qa.Signal(f, 1)
         done.SetEventOnCompletion(1, None)
         f.SetEventOnCompletion(1, None)
-    assert runtime.TRACE is None
+    assert settings.trace is None
     n = len(t.events)
     qa.ExecuteCommandLists([la])  # after the trace: not recorded
     qa.Signal(f, 2)
@@ -253,4 +253,4 @@ def test_trace_is_exclusive_and_always_switched_off():
             with pytest.raises(RuntimeError, match="^dmlsim.trace: another trace"):
                 dml.trace().__enter__()
             1 / 0
-    assert runtime.TRACE is None
+    assert settings.trace is None

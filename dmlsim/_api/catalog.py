@@ -4,7 +4,7 @@ from __future__ import annotations
 import jax
 
 from .._core import config, dtypes, registry, validation
-from .._core.hresult import E_INVALIDARG, E_NOTIMPL, HResultError, fail
+from .._core.hresult import E_INVALIDARG, E_NOTIMPL, fail
 from .._schema.operators_generated import OPERATORS
 from .._schema.enums_generated import DML_TENSOR_TYPE_BUFFER
 from .._schema.structs_generated import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC
@@ -66,17 +66,11 @@ def set_feature_level(level) -> None:
     """Set the feature level that devices created from now on emulate (default 6_4): a
     DML_FEATURE_LEVEL value or a string like ``"5_1"`` (as ``DMLSIM_FEATURE_LEVEL=5_1``).
     Anything else is E_INVALIDARG."""
-    try:
-        config.set_feature_level(level)
-    except ValueError as e:
-        raise HResultError(E_INVALIDARG, str(e)) from None
+    config.set_feature_level(level)
 
 
 def set_wait_timeout(seconds) -> None:
     """How long an INFINITE fence wait nothing submitted can satisfy may wait, while other
     threads run and none signals the fence from the CPU, before E_FAIL (default 60 s; as
     ``DMLSIM_WAIT_TIMEOUT``). Anything but a positive number is E_INVALIDARG."""
-    try:
-        config.set_wait_timeout(seconds)
-    except ValueError as e:
-        raise HResultError(E_INVALIDARG, str(e)) from None
+    config.set_wait_timeout(seconds)

@@ -50,27 +50,32 @@ def _converted(method: str, exc: BaseException, args, kwargs) -> HResultError:
 FnT = TypeVar("FnT", bound=Callable[..., Any])
 
 
-def guard(method: str, fn: FnT, void: bool = False, bound: bool = True) -> FnT:
-    """``fn`` under the lock, with only HResultErrors escaping (see the module docstring)."""
+def guard(method: str, fn: FnT, void: bool = False, bound: bool = True,
+          reported: bool = False) -> FnT:
+    """``fn`` under the lock, with only HResultErrors escaping (see the module docstring): the
+    one place where a core Misuse becomes what the caller sees. A void method hands it to its
+    object's ``_void_failure`` (device removal, a sticky recording error; a raise in strict
+    mode); a ``reported`` HRESULT method also tells its object's ``_report_failure`` (the
+    DirectML debug layer prints failed HRESULT calls) before the error is raised."""
     @functools.wraps(fn)
     def entry(*args, **kwargs):
         with sync.LOCK:
             try:
                 return fn(*args, **kwargs)
-            except HResultError as err:
-                if void and not config.settings.strict:
-                    if err.hresult != DXGI_ERROR_DEVICE_REMOVED:
-                        args[0]._void_failure(method, err)
-                    return None
-                raise
             except Exception as exc:  # noqa: BLE001 -- the point: nothing else escapes
                 if getattr(exc, "passes_guard", False):  # D3D12DebugBreak: break on severity
                     raise
-                converted = _converted(method, exc, args[1:] if bound else args, kwargs)
-                if void and not config.settings.strict:
-                    args[0]._void_failure(method, converted)
+                err = exc if isinstance(exc, HResultError) else \
+                    _converted(method, exc, args[1:] if bound else args, kwargs)
+                if void:
+                    if err.hresult != DXGI_ERROR_DEVICE_REMOVED or config.settings.strict:
+                        args[0]._void_failure(method, err, args[1:], kwargs)
                     return None
-                raise converted from None
+                if reported:
+                    args[0]._report_failure(method, err)
+                if err is exc:
+                    raise
+                raise err from None
     setattr(entry, "__dmlsim_guarded__", True)
     return cast(FnT, entry)
 
@@ -112,6 +117,7 @@ class IUnknown:
 
     _interfaces: tuple = ()
     _void_methods: frozenset | str = frozenset()  # "*": every method outside _NEVER_VOID
+    _reported_methods: frozenset = frozenset()  # failures also go to _report_failure
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -120,10 +126,13 @@ class IUnknown:
                     not getattr(fn, "__dmlsim_guarded__", False):
                 void = name in cls._void_methods or (cls._void_methods == "*" and
                                                     name not in _NEVER_VOID)
-                setattr(cls, name, guard(f"{cls.__name__}::{name}", fn, void))
+                setattr(cls, name, guard(f"{cls.__name__}::{name}", fn, void,
+                                         reported=name in cls._reported_methods))
 
-    def _void_failure(self, method: str, err: HResultError) -> None:
-        """A void method failed outside strict mode: remove the device, with the reason."""
+    def _void_failure(self, method: str, err: HResultError, args=(), kwargs=None) -> None:
+        """A void method failed: remove the device, with the reason (strict mode: raise)."""
+        if config.settings.strict:
+            raise err
         core = getattr(self, "_core", None)
         device = core if hasattr(core, "remove") else getattr(core, "device", None)
         if device is not None and hasattr(device, "remove"):

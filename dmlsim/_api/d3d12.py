@@ -10,6 +10,7 @@ from .._core import commands as C, config, queue as Q, resources as R
 from .._core.hresult import (DXGI_ERROR_INVALID_CALL, DXGI_ERROR_NOT_FOUND, E_INVALIDARG,
                              E_NOTIMPL, E_OUTOFMEMORY, E_POINTER, S_OK, fail)
 from .._debug import install
+from .._schema import d3d12_enums as E
 from . import d3d12_types as T
 from .com import IUnknown, NamedObject, adopt, seq_arg, entry
 from .limits import (DESCRIPTOR_BYTES, MAX_SHADER_VISIBLE_DESCRIPTORS, UINT64_LIMIT, copy_error,
@@ -20,6 +21,19 @@ HEAP_DEFAULT, HEAP_UPLOAD, HEAP_READBACK, HEAP_CUSTOM = (
     T.D3D12_HEAP_TYPE_DEFAULT, T.D3D12_HEAP_TYPE_UPLOAD, T.D3D12_HEAP_TYPE_READBACK,
     T.D3D12_HEAP_TYPE_CUSTOM)
 UAV_FLAG = T.D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS
+DEFAULT, UPLOAD, READBACK = (E.D3D12_HEAP_TYPE.D3D12_HEAP_TYPE_DEFAULT,
+                             E.D3D12_HEAP_TYPE.D3D12_HEAP_TYPE_UPLOAD,
+                             E.D3D12_HEAP_TYPE.D3D12_HEAP_TYPE_READBACK)
+_DIM = E.D3D12_RESOURCE_DIMENSION
+_TEXTURES = (_DIM.D3D12_RESOURCE_DIMENSION_TEXTURE1D, _DIM.D3D12_RESOURCE_DIMENSION_TEXTURE2D,
+             _DIM.D3D12_RESOURCE_DIMENSION_TEXTURE3D)
+_HEAP_KINDS = tuple(E.D3D12_DESCRIPTOR_HEAP_TYPE)
+_RTV_DSV = (E.D3D12_DESCRIPTOR_HEAP_TYPE.D3D12_DESCRIPTOR_HEAP_TYPE_RTV,
+            E.D3D12_DESCRIPTOR_HEAP_TYPE.D3D12_DESCRIPTOR_HEAP_TYPE_DSV)
+_SHADER_VISIBLE = E.D3D12_DESCRIPTOR_HEAP_FLAGS.D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE
+_LIST_KINDS = tuple(E.D3D12_COMMAND_LIST_TYPE)
+_QUEUE_KINDS = tuple(k for k in _LIST_KINDS
+                     if k != E.D3D12_COMMAND_LIST_TYPE.D3D12_COMMAND_LIST_TYPE_BUNDLE)
 
 
 def _jax_devices():
@@ -143,12 +157,12 @@ class ID3D12Device(ID3D12Object):
         if pHeapProperties is None or pDesc is None:
             fail(E_INVALIDARG, f"{m}: pHeapProperties and pDesc are required")
         heap = uint32_arg(m, "pHeapProperties.Type", pHeapProperties.Type)
-        if heap not in (1, 2, 3):
-            fail(E_INVALIDARG if heap != 4 else E_NOTIMPL,
+        if heap not in (DEFAULT, UPLOAD, READBACK):
+            fail(E_INVALIDARG if heap != T.D3D12_HEAP_TYPE_CUSTOM else E_NOTIMPL,
                  f"{m}: heap type {heap} is not DEFAULT, UPLOAD or READBACK")
         d = pDesc
         if d.Dimension != T.D3D12_RESOURCE_DIMENSION_BUFFER:
-            fail(E_NOTIMPL if d.Dimension in (2, 3, 4) else E_INVALIDARG,
+            fail(E_NOTIMPL if d.Dimension in _TEXTURES else E_INVALIDARG,
                  f"{m}: Dimension {int(d.Dimension)}: dmlsim emulates buffers only "
                  "(D3D12_RESOURCE_DIMENSION_BUFFER)")
         if int(d.Width) <= 0:
@@ -161,19 +175,19 @@ class ID3D12Device(ID3D12Object):
                                f"got {d.Height}, {d.DepthOrArraySize}, {d.MipLevels}")
         if d.Layout != T.D3D12_TEXTURE_LAYOUT_ROW_MAJOR:
             fail(E_INVALIDARG, f"{m}: a buffer needs Layout D3D12_TEXTURE_LAYOUT_ROW_MAJOR")
-        if d.Format != 0:
+        if d.Format != T.DXGI_FORMAT_UNKNOWN:
             fail(E_INVALIDARG, f"{m}: a buffer needs Format DXGI_FORMAT_UNKNOWN")
         if d.Alignment not in (0, 65536):
             fail(E_INVALIDARG, f"{m}: a buffer's Alignment must be 0 or 65536, got {d.Alignment}")
         flags = int(d.Flags)
         state = int(InitialResourceState)
-        if heap == 2 and state != T.D3D12_RESOURCE_STATE_GENERIC_READ:
+        if heap == UPLOAD and state != T.D3D12_RESOURCE_STATE_GENERIC_READ:
             fail(E_INVALIDARG, f"{m}: UPLOAD heap resources must start in "
                                "D3D12_RESOURCE_STATE_GENERIC_READ")
-        if heap == 3 and state != T.D3D12_RESOURCE_STATE_COPY_DEST:
+        if heap == READBACK and state != T.D3D12_RESOURCE_STATE_COPY_DEST:
             fail(E_INVALIDARG, f"{m}: READBACK heap resources must start in "
                                "D3D12_RESOURCE_STATE_COPY_DEST")
-        if heap in (2, 3) and flags & UAV_FLAG:
+        if heap in (UPLOAD, READBACK) and flags & UAV_FLAG:
             fail(E_INVALIDARG, f"{m}: D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS is not allowed on "
                                "UPLOAD or READBACK heaps")
         buf = R.Buffer(self._core, int(d.Width), heap, flags, state)
@@ -187,13 +201,13 @@ class ID3D12Device(ID3D12Object):
         d = pDescriptorHeapDesc
         if int(d.NumDescriptors) <= 0:
             fail(E_INVALIDARG, "ID3D12Device::CreateDescriptorHeap: NumDescriptors must be > 0")
-        if d.Type not in (0, 1, 2, 3):
+        if d.Type not in _HEAP_KINDS:
             fail(E_INVALIDARG, f"ID3D12Device::CreateDescriptorHeap: bad Type {d.Type}")
-        if d.Flags & 1 and d.Type in (2, 3):
+        if d.Flags & _SHADER_VISIBLE and d.Type in _RTV_DSV:
             fail(E_INVALIDARG, "ID3D12Device::CreateDescriptorHeap: RTV and DSV heaps cannot be "
                                "shader visible")
         n = int(d.NumDescriptors)
-        if d.Flags & 1 and n > MAX_SHADER_VISIBLE_DESCRIPTORS:
+        if d.Flags & _SHADER_VISIBLE and n > MAX_SHADER_VISIBLE_DESCRIPTORS:
             fail(E_INVALIDARG, f"ID3D12Device::CreateDescriptorHeap: NumDescriptors is {n}; a "
                                "shader-visible CBV_SRV_UAV heap holds at most "
                                f"{MAX_SHADER_VISIBLE_DESCRIPTORS:,}")
@@ -209,7 +223,7 @@ class ID3D12Device(ID3D12Object):
 
     def CreateCommandQueue(self, pDesc: T.D3D12_COMMAND_QUEUE_DESC) -> ID3D12CommandQueue:
         self._alive("CreateCommandQueue")
-        if pDesc.Type not in (0, 2, 3):
+        if pDesc.Type not in _QUEUE_KINDS:
             fail(E_INVALIDARG, f"ID3D12Device::CreateCommandQueue: Type {pDesc.Type} is not "
                                "DIRECT, COMPUTE or COPY")
         q = Q.Queue(self._core, int(pDesc.Type), pDesc.Priority, pDesc.Flags)
@@ -217,7 +231,7 @@ class ID3D12Device(ID3D12Object):
 
     def CreateCommandAllocator(self, type: int) -> ID3D12CommandAllocator:
         self._alive("CreateCommandAllocator")
-        if type not in (0, 1, 2, 3):
+        if type not in _LIST_KINDS:
             fail(E_INVALIDARG, f"ID3D12Device::CreateCommandAllocator: bad type {type}")
         return adopt(self._core, ID3D12CommandAllocator(self, C.Allocator(self._core, int(type))))
 
@@ -352,8 +366,10 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
 
     _void_methods = "*"
 
-    def _void_failure(self, method, err):
+    def _void_failure(self, method, err, args=(), kwargs=None):
         """Misuse while recording is sticky: Close reports it (D3D12's debug layer says so)."""
+        if config.settings.strict:
+            raise err
         if self._core.open:
             self._core.record_error(err.message or str(err))
         else:
@@ -487,48 +503,24 @@ class ID3D12CommandQueue(ID3D12Pageable):
         d = self._desc
         return T.D3D12_COMMAND_QUEUE_DESC(d.Type, d.Priority, d.Flags, d.NodeMask)
 
+    def _void_failure(self, method, err, args=(), kwargs=None):
+        """ExecuteCommandLists misuse: the debug layer's message, then device removal."""
+        dev = self._core.device
+        message_id = getattr(err, "message_id", None)
+        if dev.observers and message_id:
+            dev.observers.queue_misuse(message=err.message, message_id=message_id)
+        super()._void_failure(method, err, args, kwargs)
+
     def ExecuteCommandLists(self, *args: Any) -> None:
         """Submits closed lists and returns without waiting for their kernels."""
-        one: Any = args[-1] if len(args) == 1 or (len(args) == 2 and args[0] == 1) else None
-        if type(one) in (list, tuple) and len(one) == 1:  # one list: the queue's fast path
-            core = getattr(one[0], "_core", None)
-            if isinstance(core, C.CommandList) and not core.open and core.error is None \
-                    and core.type == self._core.type and self._core.execute_now(core):
-                return
-        m = "ID3D12CommandQueue::ExecuteCommandLists"
-        dev = self._core.device
-        lists = seq_arg(m, args, "command list array")
-        for i, cl in enumerate(lists):
-            core = cl._core
-            problem = message_id = None
-            if core.open:
-                problem = f"command list {i} is still open; Close it before executing it"
-                message_id = "EXECUTECOMMANDLISTS_OPENCOMMANDLIST"
-            elif core.error is not None:
-                problem = f"command list {i} failed to close: {core.error}"
-                message_id = "EXECUTECOMMANDLISTS_FAILEDCOMMANDLIST"
-            elif core.type != self._core.type:
-                problem = f"command list {i} has type {core.type} but the queue has type " \
-                          f"{self._core.type}"
-                message_id = "EXECUTECOMMANDLISTS_COMMANDLISTMISMATCH"
-            if problem:
-                if dev.observers:
-                    dev.observers.queue_misuse(message=f"{m}: {problem}", message_id=message_id)
-                if config.settings.strict:
-                    fail(DXGI_ERROR_INVALID_CALL, f"{m}: {problem}")
-                dev.remove(DXGI_ERROR_INVALID_CALL, f"{m}: {problem}")
-                return
-        if dev.removed:
-            return
-        self._core.submit(Q.Execute(tuple(Q.Submitted(cl._core) for cl in lists)))
+        lists = seq_arg("ID3D12CommandQueue::ExecuteCommandLists", args, "command list array")
+        self._core.execute_lists([cl._core for cl in lists])
 
     def Signal(self, pFence: ID3D12Fence, Value: int) -> int:
         core = self._core
         core.device.check_alive("ID3D12CommandQueue::Signal")
         value = uint64_arg("ID3D12CommandQueue::Signal", "Value", Value)
-        fence = _fence_arg("ID3D12CommandQueue::Signal", pFence)
-        if not core.signal_now(fence, value):
-            core.submit(Q.Signal(fence, value))
+        core.signal(_fence_arg("ID3D12CommandQueue::Signal", pFence), value)
         return S_OK
 
     def Wait(self, pFence: ID3D12Fence, Value: int) -> int:

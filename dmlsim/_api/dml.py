@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import functools
 
 from .._core import binding as B, config, dtypes, registry
 from .._core import dml as core
@@ -13,7 +12,7 @@ from .._core.hresult import (DXGI_ERROR_DEVICE_REMOVED, DXGI_ERROR_UNSUPPORTED, 
 from .._core.resources import Buffer, heap_of
 from .._core.validation import support_block
 from .._debug import install
-from .._schema import structs_generated as S
+from .._schema import enums_generated as EG, structs_generated as S
 from .._schema.d3d12_enums import D3D12_COMMAND_LIST_TYPE, D3D12_DESCRIPTOR_HEAP_TYPE
 from .._schema.operators_generated import OPERATORS
 from .._core.graph import CompiledGraph
@@ -28,29 +27,20 @@ _CBV_SRV_UAV = D3D12_DESCRIPTOR_HEAP_TYPE.D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV
 _BY_VALUE = {s["value"]: s for s in OPERATORS.values()}
 
 
-def _reported(fn):
-    """An HRESULT method whose failures also reach the debug layer (as DirectML's debug layer
-    prints them); free when no debug layer is installed."""
-    @functools.wraps(fn)
-    def method(self, *args, **kwargs):
-        try:
-            return fn(self, *args, **kwargs)
-        except HResultError as err:
-            dev = self._device._core if hasattr(self, "_device") else self._core
-            if dev.d3d.observers and err.hresult != DXGI_ERROR_DEVICE_REMOVED:
-                dev.d3d.observers.dml_error(device=dev,
-                                            method=fn.__qualname__.replace(".", "::"),
-                                            message=err.message, hresult=err.hresult)
-            raise
-    return method
-
-
 _EMPTY_TABLE = ("the binding table is empty (created or Reset with a null DML_BINDING_TABLE_DESC); "
                 "Reset it with a DML_BINDING_TABLE_DESC first")
 
 
 class IDMLObject(NamedObject):
     _live_message: str | None = "DML_LIVE_OBJECT"
+
+    def _report_failure(self, method, err):
+        """A failed HRESULT method (``_reported_methods``) also reaches the debug layer, as
+        DirectML's debug layer prints them; free when no debug layer is installed."""
+        dev = self._device._core if hasattr(self, "_device") else self._core
+        if dev.d3d.observers and err.hresult != DXGI_ERROR_DEVICE_REMOVED:
+            dev.d3d.observers.dml_error(device=dev, method=method, message=err.message,
+                                        hresult=err.hresult)
 
 
 class IDMLDeviceChild(IDMLObject):
@@ -79,10 +69,10 @@ class IDMLCompiledOperator(IDMLDispatchable):
 
 
 class IDMLOperatorInitializer(IDMLDispatchable):
+    _reported_methods = frozenset({"Reset"})
     def __init__(self, device, c):
         self._device, self._core = device, c
 
-    @_reported
     def Reset(self, *args: Any) -> int:
         ops = _compiled_list(self._device, "IDMLOperatorInitializer::Reset", args)
         self._core.reset(ops)
@@ -114,7 +104,7 @@ def _binding_payload(b, method, i):
         arr = b.Desc
         items = list(arr.Bindings or [])
         if arr.BindingCount not in (0, None) and int(arr.BindingCount) != len(items):
-            raise B.Misuse(f"binding {i}: BindingCount is {arr.BindingCount} but Bindings has "
+            raise B.misuse(f"binding {i}: BindingCount is {arr.BindingCount} but Bindings has "
                            f"{len(items)} entries")
         return (B.BUFFER_ARRAY, [None if x is None else _triple(x) for x in items])
     return (btype, None)
@@ -122,64 +112,59 @@ def _binding_payload(b, method, i):
 
 def _triple(bb):
     if bb is None:
-        raise B.Misuse("a DML_BINDING_DESC of type BUFFER has a null Desc")
+        raise B.misuse("a DML_BINDING_DESC of type BUFFER has a null Desc")
     offset, size = int(bb.Offset), int(bb.SizeInBytes)
     if offset < 0 or size < 0:
-        raise B.Misuse(f"DML_BUFFER_BINDING Offset {offset} and SizeInBytes {size} must be "
+        raise B.misuse(f"DML_BUFFER_BINDING Offset {offset} and SizeInBytes {size} must be "
                        "non-negative (they are UINT64)")
     buf = bb.Buffer
     if buf is not None and not isinstance(getattr(buf, "_core", None), Buffer):
-        raise B.Misuse(f"DML_BUFFER_BINDING Buffer is {type(buf).__name__}, not an "
+        raise B.misuse(f"DML_BUFFER_BINDING Buffer is {type(buf).__name__}, not an "
                        "ID3D12Resource")
     return (None if buf is None else buf._core, offset, size)
 
 
 class IDMLBindingTable(IDMLDeviceChild):
     """Writes descriptors into the heap at Bind time; dispatches read them at execution."""
+    _reported_methods = frozenset({"Reset"})
     _void_methods = frozenset({"BindInputs", "BindOutputs", "BindTemporaryResource",
                                "BindPersistentResource"})
 
-    def _void_failure(self, method, err):
-        text = err.message or str(err)
-        self._device._core.misuse(method, text.removeprefix(method + ": "), err.hresult)
+    def _void_failure(self, method, err, args=(), kwargs=None):
+        _dml_misuse(self._device, method, err, table=self._core)
 
     def __init__(self, device, c):
         self._device, self._core = device, c
 
-    def _void(self, method, fn):
-        t = self._core
+    def _table(self):
+        """The core table to bind into; None (nothing to do) once the device was removed."""
         if self._device._core.removed_reason:
-            return
-        if t is None:  # created or Reset with a null desc
-            self._device._core.misuse(f"IDMLBindingTable::{method}", _EMPTY_TABLE)
-            return
-        try:
-            fn()
-        except B.Misuse as m:
-            t.device.misuse(f"IDMLBindingTable::{method}", str(m), message_id=m.message_id,
-                            table=t)
+            return None
+        if self._core is None:  # created or Reset with a null desc
+            raise B.misuse(_EMPTY_TABLE)
+        return self._core
 
     def BindInputs(self, *args: Any) -> None:
-        def go():
+        t = self._table()
+        if t is not None:
             items = seq_arg("IDMLBindingTable::BindInputs", args, "binding array")
             payload = [_binding_payload(b, "BindInputs", i) for i, b in enumerate(items)]
-            self._core.commit(inputs=B.inputs(self._core.layout, payload))
-        self._void("BindInputs", go)
+            t.commit(inputs=B.inputs(t.layout, payload))
 
     def BindOutputs(self, *args: Any) -> None:
-        def go():
+        t = self._table()
+        if t is not None:
             items = seq_arg("IDMLBindingTable::BindOutputs", args, "binding array")
             payload = [_binding_payload(b, "BindOutputs", i) for i, b in enumerate(items)]
-            self._core.commit(outputs=B.outputs(self._core.layout, payload))
-        self._void("BindOutputs", go)
+            t.commit(outputs=B.outputs(t.layout, payload))
 
     def _bind_resource(self, method, binding, kind):
-        def go():
-            t, p = _binding_payload(binding, method, 0)
-            if t not in (B.NONE, B.BUFFER):
-                raise B.Misuse(f"the {kind} resource takes DML_BINDING_TYPE_BUFFER or NONE")
-            self._core.commit(**{kind: B.resource(self._core.layout, p, kind)})
-        self._void(method, go)
+        t = self._table()
+        if t is not None:
+            bt, p = _binding_payload(binding, method, 0)
+            if bt not in (B.NONE, B.BUFFER):
+                raise B.misuse(f"the {kind} resource takes DML_BINDING_TYPE_BUFFER or NONE")
+            t.commit(**{kind: B.resource(t.layout, p, kind)})
 
     def BindTemporaryResource(self, binding: S.DML_BINDING_DESC | None = None) -> None:
         self._bind_resource("BindTemporaryResource", binding, "temporary")
@@ -187,7 +172,6 @@ class IDMLBindingTable(IDMLDeviceChild):
     def BindPersistentResource(self, binding: S.DML_BINDING_DESC | None = None) -> None:
         self._bind_resource("BindPersistentResource", binding, "persistent")
 
-    @_reported
     def Reset(self, desc: S.DML_BINDING_TABLE_DESC | None = None) -> int:
         self._device._alive("IDMLBindingTable::Reset")
         if desc is None:  # "This may be nullptr, indicating an empty binding table."
@@ -204,9 +188,12 @@ class IDMLBindingTable(IDMLDeviceChild):
 class IDMLCommandRecorder(IDMLDeviceChild):
     _void_methods = frozenset({"RecordDispatch"})
 
-    def _void_failure(self, method, err):
-        text = err.message or str(err)
-        self._device._core.misuse(method, text.removeprefix(method + ": "), err.hresult)
+    def _void_failure(self, method, err, args=(), kwargs=None):
+        named = dict(zip(("commandList", "dispatchable", "bindings"), args), **(kwargs or {}))
+        _dml_misuse(self._device, method, err,
+                    cmd_list=getattr(named.get("commandList"), "_core", None),
+                    dispatchable=getattr(named.get("dispatchable"), "_core", None),
+                    table=getattr(named.get("bindings"), "_core", None))
 
     def __init__(self, device, c=None):
         self._device = device
@@ -218,61 +205,64 @@ class IDMLCommandRecorder(IDMLDeviceChild):
         dev = self._device._core
         if dev.removed_reason:
             return
-        m = "IDMLCommandRecorder::RecordDispatch"
-        try:
-            record = _dispatch_record(self._device, commandList, dispatchable, bindings)
-        except B.Misuse as err:
-            dev.misuse(m, str(err), message_id=err.message_id,
-                       cmd_list=getattr(commandList, "_core", None),
-                       dispatchable=getattr(dispatchable, "_core", None),
-                       table=getattr(bindings, "_core", None))
-            return
+        record = _dispatch_record(self._device, commandList, dispatchable, bindings)
         commandList._core.append(record)
         if dev.d3d.observers:
             dev.d3d.observers.record_dispatch(cmd_list=commandList._core, record=record,
                                               table=bindings._core)
 
 
+def _dml_misuse(device, method, err, **objects) -> None:
+    """A DirectML void method failed: the DirectML device's misuse policy (device removal, the
+    debug layer's message; a raise in strict mode)."""
+    text = err.message or str(err)
+    device._core.misuse(method, text.removeprefix(method + ": "), err.hresult,
+                        message_id=getattr(err, "message_id", None) or "DML_INVALID_BINDING",
+                        **objects)
+
+
 def _dispatch_record(device, cl_api, d_api, t_api):
     bad = "DML_INVALID_RECORD_DISPATCH"
     if cl_api is None or d_api is None or t_api is None:
-        raise B.Misuse("commandList, dispatchable and bindings are required", bad)
+        raise B.misuse("commandList, dispatchable and bindings are required", bad)
     cl = cl_api._core
     if not cl.open:
-        raise B.Misuse("the command list is closed; it must be open", bad)
+        raise B.misuse("the command list is closed; it must be open", bad)
     if cl.type not in _DISPATCH_LISTS:
-        raise B.Misuse(f"the command list has type {cl.type}; it must be "
+        raise B.misuse(f"the command list has type {cl.type}; it must be "
                        "D3D12_COMMAND_LIST_TYPE_DIRECT or D3D12_COMMAND_LIST_TYPE_COMPUTE", bad)
     if t_api._core is None:
-        raise B.Misuse(_EMPTY_TABLE, bad)
+        raise B.misuse(_EMPTY_TABLE, bad)
     d, table = d_api._core, t_api._core
     if d_api._device is not device or t_api._device is not device:
-        raise B.Misuse("the dispatchable and binding table must come from this DirectML device",
+        raise B.misuse("the dispatchable and binding table must come from this DirectML device",
                        bad)
     if table.dispatchable is not d:
-        raise B.Misuse("the binding table was created (or Reset) for a different dispatchable",
+        raise B.misuse("the binding table was created (or Reset) for a different dispatchable",
                        bad)
     heap = table.heap
     if heap not in cl.heaps:
-        raise B.Misuse("the descriptor heap holding the binding table is not set on the command "
+        raise B.misuse("the descriptor heap holding the binding table is not set on the command "
                        "list; call ID3D12GraphicsCommandList::SetDescriptorHeaps first",
                        "DML_DESCRIPTOR_HEAP_NOT_SET")
     lay = table.layout
     if not d.volatile:
         missing = B.missing(lay, table)
         if missing:
-            raise B.Misuse("required bindings are not set: " + ", ".join(missing) +
+            raise B.misuse("required bindings are not set: " + ", ".join(missing) +
                            " (bind them before recording, or compile with "
                            "DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE)", "DML_MISSING_BINDING")
         hazard = B.hazards(lay, table.inputs, table.outputs, table.temporary, table.persistent)
         if hazard:
-            raise B.Misuse(f"binding hazard: {hazard}", "DML_ILLEGAL_ALIASING")
+            raise B.misuse(f"binding hazard: {hazard}", "DML_ILLEGAL_ALIASING")
     count = lay.descriptor_count
     return core.DmlDispatch(d, heap, table.gpu_index, count,
                             tuple(heap.slots[table.gpu_index:table.gpu_index + count]))
 
 
 class IDMLDevice(IDMLObject):
+    _reported_methods = frozenset({"CheckFeatureSupport", "CreateOperator", "CompileOperator",
+                                   "CreateOperatorInitializer", "CreateBindingTable"})
     def __init__(self, d3d_api, flags, level):
         self._d3d = d3d_api
         self._core = core.DmlDevice(d3d_api._core, int(flags), level)
@@ -299,13 +289,12 @@ class IDMLDevice(IDMLObject):
         """dmlsim addition: why the device was removed ("" while it is not)."""
         return self._core.removed_message
 
-    @_reported
     def CheckFeatureSupport(self, feature: int, featureQueryData: Any = None, *rest: Any) -> Any:
         """(feature, query) -> DML_FEATURE_DATA_*; the C sizes may be passed and are ignored."""
         self._alive("IDMLDevice::CheckFeatureSupport")
         query = featureQueryData if not isinstance(featureQueryData, int) else rest[0]
         level = self._core.feature_level
-        if feature == 1:  # DML_FEATURE_FEATURE_LEVELS
+        if feature == EG.DML_FEATURE_FEATURE_LEVELS:
             requested = seq_arg("IDMLDevice::CheckFeatureSupport", (
                 query.RequestedFeatureLevelCount, query.RequestedFeatureLevels)
                 if query.RequestedFeatureLevelCount else (query.RequestedFeatureLevels,),
@@ -320,11 +309,9 @@ class IDMLDevice(IDMLObject):
         fail(DXGI_ERROR_UNSUPPORTED, f"IDMLDevice::CheckFeatureSupport: feature {feature} is not "
                                      "a DML_FEATURE this device recognizes")
 
-    @_reported
     def CreateOperator(self, desc: S.DML_OPERATOR_DESC) -> IDMLOperator:
         return self._adopt(IDMLOperator(self, self._core.create_operator(desc, _BY_VALUE)))
 
-    @_reported
     def CompileOperator(self, op: IDMLOperator, flags: int = 0) -> IDMLCompiledOperator:
         self._alive("IDMLDevice::CompileOperator")
         if not isinstance(op, IDMLOperator) or op._device is not self:
@@ -335,11 +322,9 @@ class IDMLDevice(IDMLObject):
             fail(E_INVALIDARG, f"IDMLDevice::CompileOperator: flags 0x{flags:X} has bits that "
                                "are not DML_EXECUTION_FLAGS")
         c = core.CompiledOperator(op._core, int(flags))
-        # Compiled programs are shared by every compilation of the same desc and flags.
-        c.programs = self._core.compile_cache.setdefault((c.spec, c.flags), c.programs)
+        # Programs are shared by every compilation of one desc and flags (the plan cache).
         return self._adopt(IDMLCompiledOperator(self, c))
 
-    @_reported
     def CreateOperatorInitializer(self, *args: Any) -> IDMLOperatorInitializer:
         ops = _compiled_list(self, "IDMLDevice::CreateOperatorInitializer", args)
         return self._adopt(IDMLOperatorInitializer(self, core.OperatorInitializer(self._core, ops)))
@@ -352,7 +337,7 @@ class IDMLDevice(IDMLObject):
             fail(E_INVALIDARG, f"{method}: Dispatchable must be a compiled operator or operator "
                                "initializer of this device")
         cpu, gpu = int(desc.CPUDescriptorHandle.ptr), int(desc.GPUDescriptorHandle.ptr)
-        heap = heap_of(cpu)
+        heap = heap_of(self._core.d3d, cpu)
         size = int(desc.SizeInDescriptors)
         need = d._core.layout.descriptor_count
         if heap is None:
@@ -360,7 +345,8 @@ class IDMLDevice(IDMLObject):
         if heap.type != _CBV_SRV_UAV:  # the page: "must have type D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV"
             fail(E_INVALIDARG, f"{method}: the descriptor heap has type {heap.type}; binding "
                                "tables need a D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV heap")
-        if heap_of(gpu, gpu=True) is not heap or heap.index_of(cpu) != heap.index_of(gpu, True):
+        if heap_of(self._core.d3d, gpu, gpu=True) is not heap or \
+                heap.index_of(cpu) != heap.index_of(gpu, True):
             fail(E_INVALIDARG, f"{method}: GPUDescriptorHandle does not name the same descriptor "
                                "as CPUDescriptorHandle")
         if size < need:
@@ -371,7 +357,6 @@ class IDMLDevice(IDMLObject):
                                f"the heap ({heap.count} descriptors)")
         return d._core, heap, heap.index_of(cpu), heap.index_of(gpu, True), size
 
-    @_reported
     def CreateBindingTable(self, desc: S.DML_BINDING_TABLE_DESC | None = None
                            ) -> IDMLBindingTable:
         self._alive("IDMLDevice::CreateBindingTable")
@@ -396,7 +381,7 @@ class IDMLDevice(IDMLObject):
 
 
 class IDMLDevice1(IDMLDevice):
-    @_reported
+    _reported_methods = frozenset({"CompileGraph"})
     def CompileGraph(self, desc: Any, flags: int = 0) -> IDMLCompiledOperator:
         """One compiled operator for a whole DAG of operators (and, from FL 6_2, constant data):
         ``_core/graph.py``; every graph rule broken answers E_INVALIDARG saying which."""
@@ -458,7 +443,7 @@ def DMLCreateDevice1(d3d12Device: Any, flags: int = 0, minimumFeatureLevel: int 
                                      f"{config.fl_name(int(minimumFeatureLevel))} is above the "
                                      f"emulated {config.fl_name(level)}")
     dev = adopt(d3d12Device._core, IDMLDevice1(d3d12Device, flags, level))
-    if int(flags) & 1:
+    if int(flags) & EG.DML_CREATE_DEVICE_FLAG_DEBUG:
         install(d3d12Device._core)  # the debug layer observes the D3D12 device's work
         d3d12Device._core.observers.dml_debug_device(device=dev._core)
     return dev

@@ -1,50 +1,55 @@
 """Binding rules of IDMLBindingTable and IDMLCommandRecorder::RecordDispatch.
 
 Every rule reads the dispatchable's :class:`~.layout.BindingLayout`, nothing else. Each check
-returns normalized bindings (:class:`~.resources.Range`) or raises :class:`Misuse` with the
-DirectML debug layer's wording ("The value of SizeInBytes is too small. 4 was provided, but 36
-was expected.") and the debug catalogue name of the message. The API layer turns Misuse into
-device removal (or a raise in strict mode).
+returns normalized bindings (:class:`~.resources.Range`) or raises the core's Misuse (made by
+:func:`misuse`: E_INVALIDARG) with the DirectML debug layer's wording ("The value of
+SizeInBytes is too small. 4 was provided, but 36 was expected.") and the debug catalogue name
+of the message. The shells' guard turns it into device removal (or a raise in strict mode).
 """
 from __future__ import annotations
 
 from .._schema.d3d12_enums import D3D12_HEAP_TYPE, D3D12_RESOURCE_FLAGS
+from .._schema.enums_generated import DML_BINDING_TYPE
+from .hresult import E_INVALIDARG, Misuse
 from .layout import ALIGN, FORBIDDEN, REQUIRED, BindingLayout
 from .resources import Range
 
-NONE, BUFFER, BUFFER_ARRAY = 0, 1, 2  # DML_BINDING_TYPE
+NONE = int(DML_BINDING_TYPE.DML_BINDING_TYPE_NONE)
+BUFFER = int(DML_BINDING_TYPE.DML_BINDING_TYPE_BUFFER)
+BUFFER_ARRAY = int(DML_BINDING_TYPE.DML_BINDING_TYPE_BUFFER_ARRAY)
 DEFAULT = D3D12_HEAP_TYPE.D3D12_HEAP_TYPE_DEFAULT
 _UAV = D3D12_RESOURCE_FLAGS.D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS
-_HEAP_NAMES = {1: "DEFAULT", 2: "UPLOAD", 3: "READBACK"}
 
 
-class Misuse(Exception):
-    """A binding or recording mistake; ``message_id`` names its debug catalogue entry."""
+def misuse(message: str, message_id: str = "DML_INVALID_BINDING") -> Misuse:
+    """A binding or recording mistake (E_INVALIDARG); ``message_id`` names its debug catalogue
+    entry."""
+    return Misuse(E_INVALIDARG, message, message_id)
 
-    def __init__(self, message: str, message_id: str = "DML_INVALID_BINDING"):
-        super().__init__(message)
-        self.message_id = message_id
+
+def _heap_name(heap_type) -> str:
+    return D3D12_HEAP_TYPE(heap_type).name.removeprefix("D3D12_HEAP_TYPE_")
 
 
 def buffer_binding(b, what, *, need=0, align=16, heaps=(DEFAULT,), uav=True) -> Range:
     """Validate one DML_BUFFER_BINDING (given as a core (buffer, offset, size) triple)."""
     buf, offset, size = b
     if buf is None:
-        raise Misuse(f"{what}: Buffer is null")
+        raise misuse(f"{what}: Buffer is null")
     if offset % align:
-        raise Misuse(f"{what}: the value of Offset is misaligned. {offset} was provided, but it "
+        raise misuse(f"{what}: the value of Offset is misaligned. {offset} was provided, but it "
                      f"must be a multiple of {align}.")
     if offset + size > buf.width:
-        raise Misuse(f"{what}: the range [{offset}, {offset + size}) is past the end of "
+        raise misuse(f"{what}: the range [{offset}, {offset + size}) is past the end of "
                      f"{buf.label()}, whose width is {buf.width} bytes.")
     if size < need:
-        raise Misuse(f"{what}: the value of SizeInBytes is too small. {size} was provided, but "
+        raise misuse(f"{what}: the value of SizeInBytes is too small. {size} was provided, but "
                      f"{need} was expected.")
     if buf.heap_type not in heaps:
-        raise Misuse(f"{what}: {buf.label()} is on a {_HEAP_NAMES.get(buf.heap_type)} heap; this "
-                     f"binding needs {' or '.join(_HEAP_NAMES[h] for h in heaps)}.")
+        raise misuse(f"{what}: {buf.label()} is on a {_heap_name(buf.heap_type)} heap; this "
+                     f"binding needs {' or '.join(_heap_name(h) for h in heaps)}.")
     if uav and buf.heap_type == DEFAULT and not buf.flags & _UAV:
-        raise Misuse(f"{what}: {buf.label()} was created without "
+        raise misuse(f"{what}: {buf.label()} was created without "
                      "D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS, so DirectML cannot access it.")
     return Range(buf, int(offset), int(size))
 
@@ -75,18 +80,18 @@ def inputs(lay: BindingLayout, bindings):
     if lay.groups is not None:
         return _group_inputs(lay, bindings)
     if len(bindings) != len(lay.inputs):
-        raise Misuse(_count_message(lay, len(bindings), "input"))
+        raise misuse(_count_message(lay, len(bindings), "input"))
     out = []
     for slot, (btype, payload) in zip(lay.inputs, bindings):
         if btype == NONE:
             out.append(None)
         elif btype == BUFFER_ARRAY:
-            raise Misuse(f"{slot.label}: DML_BINDING_TYPE_BUFFER_ARRAY is only for operator "
+            raise misuse(f"{slot.label}: DML_BINDING_TYPE_BUFFER_ARRAY is only for operator "
                          f"initializers; a {lay.kind} takes DML_BINDING_TYPE_BUFFER")
         elif btype != BUFFER:
-            raise Misuse(f"{slot.label}: binding Type {btype} is not a DML_BINDING_TYPE")
+            raise misuse(f"{slot.label}: binding Type {btype} is not a DML_BINDING_TYPE")
         elif slot.rule == FORBIDDEN:
-            raise Misuse(f"{slot.label}: {slot.why}")
+            raise misuse(f"{slot.label}: {slot.why}")
         else:
             out.append(_slot_binding(slot, payload))
     return out
@@ -94,30 +99,30 @@ def inputs(lay: BindingLayout, bindings):
 
 def _group_inputs(lay: BindingLayout, bindings):
     if len(bindings) != len(lay.groups):
-        raise Misuse(_count_message(lay, len(bindings), "input"))
+        raise misuse(_count_message(lay, len(bindings), "input"))
     out = [None] * len(lay.inputs)
     for k, (g, (btype, payload)) in enumerate(zip(lay.groups, bindings)):
         if btype == NONE:
             if g.needed:
-                raise Misuse(f"input {k}: {g.label} has OWNED_BY_DML inputs, so it needs a "
+                raise misuse(f"input {k}: {g.label} has OWNED_BY_DML inputs, so it needs a "
                              "DML_BUFFER_ARRAY_BINDING")
             continue
         if btype != BUFFER_ARRAY:
-            raise Misuse(f"input {k}: an operator initializer takes one "
+            raise misuse(f"input {k}: an operator initializer takes one "
                          "DML_BINDING_TYPE_BUFFER_ARRAY per operator")
         if not payload and not g.needed:  # "an empty DML_BUFFER_ARRAY_BINDING"
             continue
         if len(payload) != g.stop - g.start:
-            raise Misuse(f"input {k}: the value of BindingCount is wrong. {len(payload)} was "
+            raise misuse(f"input {k}: the value of BindingCount is wrong. {len(payload)} was "
                          f"provided, but {g.stop - g.start} was expected ({g.owner}'s inputs)")
         for j, triple in zip(range(g.start, g.stop), payload):
             slot = lay.inputs[j]
             bound = triple is not None and triple[0] is not None
             if slot.rule == REQUIRED and not bound:
-                raise Misuse(f"{slot.label}: the tensor has DML_TENSOR_FLAG_OWNED_BY_DML, so its "
+                raise misuse(f"{slot.label}: the tensor has DML_TENSOR_FLAG_OWNED_BY_DML, so its "
                              "data must be bound to the initializer")
             if slot.rule == FORBIDDEN and bound:
-                raise Misuse(f"{slot.label}: {slot.why}")
+                raise misuse(f"{slot.label}: {slot.why}")
             if bound:
                 out[j] = _slot_binding(slot, triple)
     return out
@@ -127,15 +132,15 @@ def outputs(lay: BindingLayout, bindings):
     if not bindings:
         return [None] * len(lay.outputs)
     if len(bindings) != len(lay.outputs):
-        raise Misuse(_count_message(lay, len(bindings), "output"))
+        raise misuse(_count_message(lay, len(bindings), "output"))
     out = []
     for i, (slot, (btype, payload)) in enumerate(zip(lay.outputs, bindings)):
         if btype == NONE:
             out.append(None)
         elif btype != BUFFER:
-            raise Misuse(f"output {i}: outputs take DML_BINDING_TYPE_BUFFER")
+            raise misuse(f"output {i}: outputs take DML_BINDING_TYPE_BUFFER")
         elif slot.rule == FORBIDDEN:
-            raise Misuse(f"{slot.label}: {slot.why}")
+            raise misuse(f"{slot.label}: {slot.why}")
         else:
             out.append(_slot_binding(slot, payload))
     return out
@@ -145,7 +150,7 @@ def resource(lay: BindingLayout, payload, kind):
     if payload is None:
         return None
     if kind == "persistent" and not lay.has_persistent:
-        raise Misuse("an operator initializer has no persistent resource; bind the persistent "
+        raise misuse("an operator initializer has no persistent resource; bind the persistent "
                      "resources as the initializer's outputs")
     need = lay.temporary_size if kind == "temporary" else lay.persistent_size
     return buffer_binding(payload, f"{kind} resource", need=need, align=ALIGN)

@@ -1,11 +1,13 @@
-"""Command records, their replay handlers, command allocators and command lists.
+"""Command records, command allocators and command lists.
 
-Command-list methods validate and append frozen records (Mesa's vk_cmd_queue, vkd3d); a queue
-replays them with one handler per record type (``HANDLERS``). Every record type is declared
-with :func:`record`, which lists it in ``RECORD_TYPES``: each per-type table (``HANDLERS``
-here, the list compiler's steps, the debug layer's checks, the notebook reprs) has one row per
-record type, and a test fails when a row is missing. Recording errors are sticky: ``Close``
-fails with E_INVALIDARG.
+Command-list methods validate and append frozen records (Mesa's vk_cmd_queue, vkd3d). A record
+kind is a frozen dataclass deriving from :class:`Record`, and says in that one class what it
+does: ``note`` (what preparing a closed list for execution remembers: heaps set, operators
+dispatched, descriptor ranges read) and ``build`` (its typed steps, steps.py). Executing a
+record runs its steps as one program; executing a whole list traces every record's steps into
+one program (execute.py). Adding a record kind is adding one such class (docs/architecture.md
+shows CopyRegion as the example). Recording errors are sticky: ``Close`` fails with
+E_INVALIDARG.
 """
 from __future__ import annotations
 
@@ -13,102 +15,81 @@ from dataclasses import dataclass
 
 from .._schema.d3d12_enums import D3D12_RESOURCE_BARRIER_TYPE as BARRIER
 from . import config
-from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_FAIL, E_INVALIDARG, fail
+from .hresult import E_FAIL, E_INVALIDARG, fail
 from .resources import Buffer
 
 TRANSITION = BARRIER.D3D12_RESOURCE_BARRIER_TYPE_TRANSITION
 ALIASING = BARRIER.D3D12_RESOURCE_BARRIER_TYPE_ALIASING
 UAV = BARRIER.D3D12_RESOURCE_BARRIER_TYPE_UAV
 
-RECORD_TYPES: list = []
-HANDLERS: dict = {}
+
+class Record:
+    """A command record kind. ``descriptors()`` (dispatches only) are read at execution."""
+
+    reads_descriptors = False
+
+    def note(self, st, i) -> None:
+        """Remember what a prepared list needs of record ``i`` (execute.ListState)."""
+
+    def build(self, b, descs) -> bool:
+        """Append this record's steps to builder ``b`` (``descs``: the descriptors it reads,
+        for a dispatch). False: it cannot join a whole-list program (``b.whole``); nothing
+        was appended. Raises Misuse for what faults when the work executes."""
+        return True
 
 
-def record(cls):
-    """Declare a command record type (a frozen dataclass): list it in ``RECORD_TYPES``."""
-    RECORD_TYPES.append(cls)
-    return cls
-
-
-def handler(record_type):
-    """Register the replay handler ``fn(record, ctx)`` of ``record_type``."""
-    def deco(fn):
-        HANDLERS[record_type] = fn
-        return fn
-    return deco
-
-
-class ExecutionFault(Exception):
-    """Raised by a command handler: the device is removed with ``reason``."""
-
-    def __init__(self, message, reason=DXGI_ERROR_DEVICE_REMOVED):
-        super().__init__(message)
-        self.reason = reason
-
-
-class ExecContext:
-    """Per-execution state a handler sees: the descriptor heaps set, memories touched."""
-
-    def __init__(self, queue):
-        self.queue = queue
-        self.heaps: tuple = ()
-        self.touched: set = set()
+def record_types() -> tuple:
+    """Every record kind (the subclasses of Record, wherever they are defined)."""
+    out, todo = [], list(Record.__subclasses__())
+    while todo:
+        cls = todo.pop(0)
+        out.append(cls)
+        todo.extend(cls.__subclasses__())
+    return tuple(out)
 
 
 # ---- records -------------------------------------------------------------------------------
 
-@record
 @dataclass(frozen=True)
-class CopyRegion:
+class CopyRegion(Record):
+    """CopyBufferRegion: ``size`` bytes from ``src`` at ``src_offset`` to ``dst``."""
     dst: Buffer
     dst_offset: int
     src: Buffer
     src_offset: int
     size: int
 
+    def build(self, b, descs) -> bool:
+        src, dst = self.src.memory, self.dst.memory
+        if b.whole and src.host and dst.host:
+            return False  # a host-to-host copy runs between programs
+        b.copy(dst, self.dst_offset, src, self.src_offset, self.size)
+        return True
 
-@record
+
 @dataclass(frozen=True)
-class Barrier:
+class Barrier(Record):
+    """ResourceBarrier: orders work (programs keep record order anyway); a transition sets the
+    resource's state when it executes."""
     kind: int          # D3D12_RESOURCE_BARRIER_TYPE: TRANSITION, ALIASING or UAV
     resource: Buffer | None
     before: int = 0
     after: int = 0
     resource_after: Buffer | None = None
 
+    def build(self, b, descs) -> bool:
+        if self.kind == TRANSITION and self.resource is not None:
+            b.after.append(self._transition)
+        return True
 
-@record
+    def _transition(self) -> None:
+        self.resource.state = self.after
+
+
 @dataclass(frozen=True)
-class SetHeaps:
+class SetHeaps(Record):
+    """SetDescriptorHeaps: which heaps later dispatches' descriptors live in."""
     heaps: tuple
-
-
-@handler(CopyRegion)
-def _copy(cmd: CopyRegion, ctx):
-    src, dst = cmd.src.memory, cmd.dst.memory
-    if dst.host:
-        data = src.flush()[cmd.src_offset:cmd.src_offset + cmd.size].copy() if src.host else \
-            src.read_bytes(cmd.src_offset, cmd.size)
-        if src.host:
-            dst.flush()[cmd.dst_offset:cmd.dst_offset + cmd.size] = data
-        else:
-            dst.queue_write(cmd.dst_offset, data)
-    elif src.host:
-        dst.write_host_bytes(cmd.dst_offset, src.flush()[cmd.src_offset:cmd.src_offset + cmd.size])
-    else:
-        dst.copy_from(cmd.dst_offset, src, cmd.src_offset, cmd.size)
-    ctx.touched.add(cmd.dst.memory)
-
-
-@handler(Barrier)
-def _barrier(cmd: Barrier, ctx):
-    if cmd.kind == TRANSITION and cmd.resource is not None:
-        cmd.resource.state = cmd.after
-
-
-@handler(SetHeaps)
-def _set_heaps(cmd: SetHeaps, ctx):
-    ctx.heaps = cmd.heaps
 
 
 # ---- allocators and lists --------------------------------------------------------------------

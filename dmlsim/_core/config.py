@@ -1,4 +1,6 @@
-"""Process-wide settings: emulated feature level, strict mode, JAX's 64-bit mode.
+"""Process-wide settings: emulated feature level, strict mode, JAX's 64-bit mode, whole-list
+compilation, the active trace. ``settings`` is the one mutable object of the core at module
+level (as ``jax.config``): everything else a device owns.
 
 64-bit types (INT64, UINT64, FLOAT64) must be exact, and JAX truncates them to 32 bits unless
 ``jax_enable_x64`` is on. dmlsim therefore turns ``jax_enable_x64`` on when it is imported and
@@ -12,6 +14,8 @@ import logging
 import os
 
 import jax
+
+from .hresult import E_INVALIDARG, fail
 
 log = logging.getLogger("dmlsim")
 
@@ -34,6 +38,15 @@ class _Settings:
         self.feature_level = _parse_level(env_fl) if env_fl else MAX_FEATURE_LEVEL
         self.x64 = os.environ.get("DMLSIM_X64", "1") not in ("0", "false", "False")
         self.wait_timeout = _seconds(os.environ.get("DMLSIM_WAIT_TIMEOUT", ""), 60.0)
+        # DMLSIM_LIST_COMPILE: "0" runs every list record by record; "first" compiles a list's
+        # structure the first time it executes; the default ("1") the second time it executes
+        # (from any list), so that work executed once costs no extra XLA compile.
+        mode = os.environ.get("DMLSIM_LIST_COMPILE", "1")
+        self.list_compile = "0" if mode in ("0", "false", "False") else \
+            "first" if mode == "first" else "1"
+        # dmlsim.trace() sets this to hook(queue, item, run) while it records; a queue checks
+        # it once per item, so tracing off costs one `is not None` test per item.
+        self.trace = None
 
 
 def _seconds(text: str, default: float) -> float:
@@ -58,7 +71,7 @@ def set_wait_timeout(seconds) -> None:
     threads run, with no CPU Signal of that fence, before it fails with E_FAIL (default 60 s;
     ``DMLSIM_WAIT_TIMEOUT`` in the environment)."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
-        raise ValueError(f"set_wait_timeout: {seconds!r} is not a positive number of seconds")
+        fail(E_INVALIDARG, f"set_wait_timeout: {seconds!r} is not a positive number of seconds")
     settings.wait_timeout = float(seconds)
 
 
@@ -68,17 +81,19 @@ def set_feature_level(level) -> None:
     Accepts a DML_FEATURE_LEVEL value, or a string like ``"5_1"``; same as
     ``DMLSIM_FEATURE_LEVEL=5_1`` in the environment.
     """
-    try:
-        if isinstance(level, bool) or not isinstance(level, (str, int)) and \
-                not hasattr(level, "__index__"):
-            raise TypeError(type(level).__name__)
-        value = _parse_level(level) if isinstance(level, str) else level.__index__()
-    except (TypeError, ValueError):
-        raise ValueError(f"set_feature_level: {level!r} is not a DML_FEATURE_LEVEL (a value "
-                         "or a string such as '5_1')") from None
+    value = None
+    if not isinstance(level, bool) and (isinstance(level, (str, int)) or
+                                        hasattr(level, "__index__")):
+        try:
+            value = _parse_level(level) if isinstance(level, str) else level.__index__()
+        except (TypeError, ValueError):
+            value = None
+    if value is None:
+        fail(E_INVALIDARG, f"set_feature_level: {level!r} is not a DML_FEATURE_LEVEL (a value or "
+                           "a string such as '5_1')")
     if value > MAX_FEATURE_LEVEL or value < 0x1000:
-        raise ValueError(f"set_feature_level: 0x{value:04X} is outside "
-                         f"0x1000..0x{MAX_FEATURE_LEVEL:04X}")
+        fail(E_INVALIDARG, f"set_feature_level: 0x{value:04X} is outside "
+                           f"0x1000..0x{MAX_FEATURE_LEVEL:04X}")
     settings.feature_level = value
 
 

@@ -1,9 +1,10 @@
 """The DirectML side of the runtime: device, operators, dispatchables (compiled operators and
 operator initializers), binding tables and the dispatch record.
 
-A dispatchable describes its bindings once, as a :class:`~.layout.BindingLayout`, and
-executes itself from the descriptors a dispatch reads at execution (``execute``); those that
-can be traced into a whole-list program (``compilable``) also give their views and kernel.
+A dispatchable describes its bindings once, as a :class:`~.layout.BindingLayout`, and says
+what one execution does as typed steps (``build``, steps.py) from the descriptors a dispatch
+reads at execution; those that can join a whole-list program (``compilable``) give a Dispatch
+step over their views and kernel.
 
 Binding-table policy (docs/binding.md): a compiled operator uses one descriptor per flattened
 input slot, one per output slot, then one for the temporary and one for the persistent
@@ -18,16 +19,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import binding, config, registry, validation, views
-from .commands import ExecutionFault, handler, record
-from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_INVALIDARG, E_NOTIMPL, HResultError, fail, \
-    hresult_name
+from .._schema.enums_generated import DML_CREATE_DEVICE_FLAGS
+from .._schema.members import members
+from . import binding, config, registry, validation
+from .commands import Record
+from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_INVALIDARG, E_NOTIMPL, FAULT, HResultError, \
+    Misuse, fail, hresult_name
 from .layout import OPTIONAL, BindingLayout, align_up, initializer_layout, operator_layout
-from .memory import DeviceMemory
 from .resources import Device, Range
+from .steps import View, temporary
 from .tensor import OpSpec
 
-EXEC_HALF, EXEC_DISABLE_META, EXEC_VOLATILE = 1, 2, 4
+def fault(message: str):
+    """A Misuse found when work executes: the device is removed (DXGI_ERROR_DEVICE_REMOVED)."""
+    return Misuse(DXGI_ERROR_DEVICE_REMOVED, message, FAULT)
+
+EXEC_HALF, EXEC_DISABLE_META, EXEC_VOLATILE = members(
+    "DML_EXECUTION_FLAGS",
+    "ALLOW_HALF_PRECISION_COMPUTATION DISABLE_META_COMMANDS DESCRIPTORS_VOLATILE")
 
 
 class DmlDevice:
@@ -37,12 +46,11 @@ class DmlDevice:
         self.feature_level = feature_level
         self.own_removed_reason = 0
         self.own_removed_message = ""
-        self.compile_cache: dict = {}
         self.name = ""
 
     @property
     def debug(self) -> bool:
-        return bool(self.flags & 1)
+        return bool(self.flags & DML_CREATE_DEVICE_FLAGS.DML_CREATE_DEVICE_FLAG_DEBUG)
 
     @property
     def removed_reason(self) -> int:
@@ -118,10 +126,11 @@ class Operator:
 
 
 class Dispatchable:
-    """What RecordDispatch accepts. Subclasses set ``layout`` and implement ``execute``."""
+    """What RecordDispatch accepts. Subclasses set ``layout`` and implement ``build``."""
 
     kind = "dispatchable"
-    compilable = False  # can be a step of a whole-list program (views, kernel_call, program)
+    compilable = False  # its Dispatch step can join a whole-list program (views, kernel_call)
+    seals = False       # its kernel seals its own nodes (a compiled graph): kernel_with_seal
     volatile = False    # compiled with DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE
     initializes: tuple = ()  # dispatchables an initializer initializes
     layout: BindingLayout
@@ -135,7 +144,8 @@ class Dispatchable:
         lay = self.layout
         return (lay.descriptor_count, lay.temporary_size, lay.persistent_size)
 
-    def execute(self, descs, ctx) -> None:
+    def build(self, b, descs) -> bool:
+        """Append one execution's steps to builder ``b``; see Record.build."""
         raise NotImplementedError
 
     def kernel_with_seal(self, seal):
@@ -165,8 +175,6 @@ class CompiledOperator(Dispatchable):
         temporary = int(self.opdef.temporary_bytes(self.spec)) \
             if self.opdef.temporary_bytes is not None else 0
         self.layout = operator_layout(self.spec, op.schema, stored, persistent, temporary)
-        self.programs: dict = {}
-        self.last_binding = None  # (descriptors, memories, program, written) of the last run
         self.ctx = registry.KernelContext.of(self.spec, flags, op.device.feature_level)
 
     @property
@@ -175,7 +183,8 @@ class CompiledOperator(Dispatchable):
 
     @property
     def signature(self):
-        """What the program computes: the same for every compilation of one desc and flags."""
+        """What the program computes: the same for every compilation of one desc and flags
+        (programs are shared through the device's plan cache)."""
         return (self.spec, self.flags)
 
     def kernel_call(self, inputs):
@@ -193,10 +202,10 @@ class CompiledOperator(Dispatchable):
             flat.append(value if idx is None or value is None else value[idx])
         return flat
 
-    def views(self, descs, slot):
+    def views(self, descs, view):
         """(input views, output views) of one execution with the descriptors ``descs`` read
-        from the heap; ``slot(descriptor, extra byte offset, spec)`` makes a view. Raises
-        ExecutionFault for what DirectML finds wrong when the work executes."""
+        from the heap; ``view(descriptor, extra byte offset, spec)`` makes a View. Raises the
+        fault (a Misuse) DirectML finds when the work executes."""
         name, lay = self.spec.name, self.layout
         ins, outs, _, persistent = lay.split(descs)
         views_in, views_out = [], []
@@ -205,72 +214,49 @@ class CompiledOperator(Dispatchable):
                 views_in.append(None)
             elif s.owned:
                 if persistent is None:
-                    raise ExecutionFault(f"{name}: {s.name} is OWNED_BY_DML but no persistent "
-                                         "resource is bound")
-                views_in.append(slot(persistent, s.persistent_at, s.stored))
+                    raise fault(f"{name}: {s.name} is OWNED_BY_DML but no persistent "
+                                "resource is bound")
+                views_in.append(view(persistent, s.persistent_at, s.stored))
             elif desc is None:
-                raise ExecutionFault(f"{name}: {s.label} is not bound")
+                raise fault(f"{name}: {s.label} is not bound")
             else:
                 _check_size(name, s, desc)
-                views_in.append(slot(desc, 0, s.spec))
+                views_in.append(view(desc, 0, s.spec))
         for s, desc in zip(lay.outputs, outs):
             if s.spec is None or desc is None:
                 if s.spec is not None and s.rule != OPTIONAL:
-                    raise ExecutionFault(f"{name}: {s.label} is not bound")
+                    raise fault(f"{name}: {s.label} is not bound")
                 views_out.append(None)
                 continue
             _check_size(name, s, desc)
-            views_out.append(slot(desc, 0, s.spec))
+            views_out.append(view(desc, 0, s.spec))
         return views_in, views_out
 
-    def program(self, memories, views_in, views_out):
-        """(jitted program, written memory indices) for one binding layout: one program per
-        layout, shared by every compilation of the same desc and flags."""
-        key = views.program_key(memories, views_in, views_out)
-        prog = self.programs.get(key)
-        if prog is None:
-            run, written = views.build_program(self.kernel_call, views_in, views_out)
-            prog = self.programs[key] = (views.jit_program(run, written), written)
-        return prog
-
-    def execute(self, descs, ctx) -> None:
+    def build(self, b, descs) -> bool:
         if not self.initialized:
-            raise ExecutionFault(f"{self.spec.name}: the compiled operator was executed before "
-                                 "an operator initializer initialized it")
-        run_program(self, descs, ctx)
+            raise fault(f"{self.spec.name}: the compiled operator was executed before an "
+                        "operator initializer initialized it")
+        return dispatch_steps(self, b, descs)
 
 
-def run_program(d, descs, ctx) -> None:
-    """Execute compilable ``d`` (a compiled operator or graph) with the descriptors ``descs``:
-    its program for this binding layout, on the bound buffers' storages."""
-    last = d.last_binding  # descriptors usually repeat: skip re-deriving the layout
-    if last is not None and last[0] == descs:
-        _, memories, fn, written = last
-    else:
-        memories, index = [], {}
+def dispatch_steps(d, b, descs) -> bool:
+    """The Dispatch step of compilable ``d`` with the descriptors ``descs``."""
+    for x in descs:
+        if x is not None and x.buffer.memory.host:
+            raise fault(f"{d.layout.name}: a descriptor it reads names {x.describe()}, on an "
+                        "UPLOAD or READBACK heap; DirectML binds DEFAULT-heap buffers")
 
-        def slot(desc, offset_extra, spec):
-            mem = desc.buffer.memory
-            j = index.get(id(mem))
-            if j is None:
-                j = index[id(mem)] = len(memories)
-                memories.append(mem)
-            return (j, desc.offset + offset_extra, spec)
-
-        views_in, views_out = d.views(descs, slot)
-        fn, written = d.program(memories, views_in, views_out)
-        d.last_binding = (list(descs), memories, fn, written)
-    results = fn(*[m.array for m in memories])
-    touched = ctx.touched
-    for j, arr in zip(written, results):
-        memories[j].array = arr
-        touched.add(memories[j])
+    def view(desc, extra, spec):
+        return View(b.mem(desc.buffer.memory), desc.offset + extra, spec)
+    views_in, views_out = d.views(descs, view)
+    b.dispatch(d, views_in, views_out)
+    return True
 
 
 def _check_size(name, s, desc):
     if desc.size < s.spec.total_bytes:
-        raise ExecutionFault(f"IDMLCommandRecorder::RecordDispatch: {name}: {s.name} is bound to "
-                             f"{desc.size} bytes but the tensor needs {s.spec.total_bytes}")
+        raise fault(f"IDMLCommandRecorder::RecordDispatch: {name}: {s.name} is bound to "
+                    f"{desc.size} bytes but the tensor needs {s.spec.total_bytes}")
 
 
 class OperatorInitializer(Dispatchable):
@@ -284,44 +270,43 @@ class OperatorInitializer(Dispatchable):
         self.operators = self.initializes = tuple(operators)
         self.layout = initializer_layout([o.layout for o in self.operators])
 
-    def execute(self, descs, ctx) -> None:
+    def build(self, b, descs) -> bool:
+        """Store every OWNED_BY_DML input in its operator's persistent resource, then mark the
+        operators initialized. Never part of a whole-list program; built at every execution
+        (initializing twice faults)."""
+        if b.whole:
+            return False
+        b.cacheable = False
         lay = self.layout
         ins, outs, _, _ = lay.split(descs)
         for op, g, out in zip(self.operators, lay.groups, outs):
             if op.initialized:
-                raise ExecutionFault(f"{op.layout.name}: the compiled operator was initialized "
-                                     "twice; an operator is initialized exactly once")
+                raise fault(f"{op.layout.name}: the compiled operator was initialized twice; "
+                            "an operator is initialized exactly once")
             for j in range(g.start, g.stop):
                 s, src = lay.inputs[j], ins[j]
                 if not s.owned:
                     continue
                 if src is None or out is None:
-                    raise ExecutionFault(f"{op.layout.name}: OWNED_BY_DML input {j - g.start} "
-                                         "needs both its initializer input binding and the "
-                                         "persistent resource")
-                _store(src, s, out.buffer.memory, out.offset + s.persistent_at)
-                ctx.touched.add(out.buffer.memory)
-            op.initialized = True
+                    raise fault(f"{op.layout.name}: OWNED_BY_DML input {j - g.start} needs "
+                                "both its initializer input binding and the persistent resource")
+                _store(b, src, s, out.buffer.memory, out.offset + s.persistent_at)
+        b.after.append(lambda: [setattr(op, "initialized", True) for op in self.operators])
+        return True
 
 
-def _store(src: Range, s, dst_mem, dst_offset: int) -> None:
-    """Copy an OWNED_BY_DML tensor into the persistent resource as its layout stores it."""
-    src_mem = src.buffer.memory
+def _store(b, src: Range, s, dst_mem, dst_offset: int) -> None:
+    """Steps storing an OWNED_BY_DML tensor in the persistent resource as its layout stores
+    it: the bytes themselves, or the values in the stored layout."""
+    src_mem, offset, n = src.buffer.memory, src.offset, s.spec.total_bytes
     if s.stored == s.spec:  # kept as bound: the bytes themselves
-        n = s.spec.total_bytes
-        if src_mem.host:
-            dst_mem.write_host_bytes(dst_offset, src_mem.flush()[src.offset:src.offset + n])
-        else:
-            dst_mem.copy_from(dst_offset, src_mem, src.offset, n)
+        b.copy(dst_mem, dst_offset, src_mem, offset, n)
         return
-    offset = src.offset
     if src_mem.host:  # the values go through a device copy of the bytes
-        n = s.spec.total_bytes
-        tmp = DeviceMemory(n, dst_mem.device)
-        tmp.write_host_bytes(0, src_mem.flush()[src.offset:src.offset + n])
+        tmp = temporary(n, dst_mem.device)
+        b.copy(tmp, 0, src_mem, offset, n)
         src_mem, offset = tmp, 0
-    fn = views.transfer_program(s.spec, offset, s.stored, dst_offset)
-    dst_mem.array = fn(dst_mem.array, src_mem.array)
+    b.store(View(b.mem(src_mem), offset, s.spec), View(b.mem(dst_mem), dst_offset, s.stored))
 
 
 class BindingTable:
@@ -356,9 +341,8 @@ class BindingTable:
         self._write_all()
 
 
-@record
 @dataclass(frozen=True)
-class DmlDispatch:
+class DmlDispatch(Record):
     """The record RecordDispatch appends: descriptors are read from ``heap`` at execution."""
 
     dispatchable: Dispatchable
@@ -366,9 +350,23 @@ class DmlDispatch:
     gpu_index: int
     count: int
     recorded: tuple  # the descriptors at record time (for the debug layer)
+    reads_descriptors = True
 
     def descriptors(self):
         return self.heap.slots[self.gpu_index:self.gpu_index + self.count]
+
+    def note(self, st, i) -> None:
+        st.dispatch(i, self)
+
+    def build(self, b, descs) -> bool:
+        d = self.dispatchable
+        if d.device.removed_reason:
+            raise fault(f"the DirectML device was removed: {d.device.removed_message}")
+        hazard = volatile_hazard(d, descs)
+        if hazard:
+            raise fault(f"binding hazard: {hazard} (DESCRIPTORS_VOLATILE: checked at "
+                        "execution, when the descriptors are read)")
+        return d.build(b, descs)
 
 
 def volatile_hazard(d, descs):
@@ -377,15 +375,3 @@ def volatile_hazard(d, descs):
     if not d.volatile:
         return None
     return binding.hazards(d.layout, *d.layout.split(descs))
-
-
-@handler(DmlDispatch)
-def _dispatch(cmd: DmlDispatch, ctx):
-    d = cmd.dispatchable
-    if d.device.removed_reason:
-        raise ExecutionFault(f"the DirectML device was removed: {d.device.removed_message}")
-    hazard = volatile_hazard(d, cmd.descriptors())
-    if hazard:
-        raise ExecutionFault(f"binding hazard: {hazard} (DESCRIPTORS_VOLATILE: checked at "
-                             "execution, when the descriptors are read)")
-    d.execute(cmd.descriptors(), ctx)

@@ -4,9 +4,24 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-# DML_TENSOR_DATA_TYPE values (DirectML.h).
-UNKNOWN, FLOAT32, FLOAT16, UINT32, UINT16, UINT8, INT32, INT16, INT8, FLOAT64, UINT64, INT64, \
-    UINT4, INT4 = range(14)
+from .._schema.enums_generated import DML_TENSOR_DATA_TYPE as _T
+from .hresult import E_NOTIMPL, fail
+
+# DML_TENSOR_DATA_TYPE values (the schema's enum, as plain ints).
+UNKNOWN = int(_T.DML_TENSOR_DATA_TYPE_UNKNOWN)
+FLOAT32 = int(_T.DML_TENSOR_DATA_TYPE_FLOAT32)
+FLOAT16 = int(_T.DML_TENSOR_DATA_TYPE_FLOAT16)
+UINT32 = int(_T.DML_TENSOR_DATA_TYPE_UINT32)
+UINT16 = int(_T.DML_TENSOR_DATA_TYPE_UINT16)
+UINT8 = int(_T.DML_TENSOR_DATA_TYPE_UINT8)
+INT32 = int(_T.DML_TENSOR_DATA_TYPE_INT32)
+INT16 = int(_T.DML_TENSOR_DATA_TYPE_INT16)
+INT8 = int(_T.DML_TENSOR_DATA_TYPE_INT8)
+FLOAT64 = int(_T.DML_TENSOR_DATA_TYPE_FLOAT64)
+UINT64 = int(_T.DML_TENSOR_DATA_TYPE_UINT64)
+INT64 = int(_T.DML_TENSOR_DATA_TYPE_INT64)
+UINT4 = int(_T.DML_TENSOR_DATA_TYPE_UINT4)
+INT4 = int(_T.DML_TENSOR_DATA_TYPE_INT4)
 
 SHORT_NAMES = {FLOAT32: "FLOAT32", FLOAT16: "FLOAT16", UINT32: "UINT32", UINT16: "UINT16",
                UINT8: "UINT8", INT32: "INT32", INT16: "INT16", INT8: "INT8", FLOAT64: "FLOAT64",
@@ -45,7 +60,7 @@ def numpy_dtype(dt: int) -> np.dtype:
     try:
         return NUMPY[int(dt)]
     except KeyError:
-        raise NotImplementedError(f"{name(dt)} has no NumPy element type") from None
+        fail(E_NOTIMPL, f"{name(dt)} has no NumPy element type")
 
 
 def dml_type_of(array_or_dtype) -> int:
@@ -55,7 +70,7 @@ def dml_type_of(array_or_dtype) -> int:
     try:
         return FROM_NUMPY[dt]
     except KeyError:
-        raise TypeError(f"no DML_TENSOR_DATA_TYPE for NumPy dtype {dt}") from None
+        fail(E_NOTIMPL, f"no DML_TENSOR_DATA_TYPE for NumPy dtype {dt}")
 
 
 def calc_buffer_tensor_size(data_type: int, sizes, strides=None) -> int:

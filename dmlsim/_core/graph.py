@@ -17,20 +17,15 @@ DML_GRAPH_DESC (``graph_rules``) and builds a :class:`CompiledGraph`:
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import views
-from .commands import ExecutionFault
-from .dml import EXEC_VOLATILE, CompiledOperator, Dispatchable, run_program
+from .dml import EXEC_VOLATILE, CompiledOperator, Dispatchable, dispatch_steps, fault
 from .graph_rules import GraphSpec, check_graph, node_label
 from .layout import OPTIONAL, REQUIRED, BindingLayout, Slot, align_up
-
-_IDS = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -45,6 +40,7 @@ class Read:
 class CompiledGraph(Dispatchable):
     kind = "compiled graph"
     compilable = True
+    seals = True
 
     def __init__(self, device, g: GraphSpec, flags: int):
         super().__init__(device)
@@ -56,9 +52,13 @@ class CompiledGraph(Dispatchable):
                       for n in g.nodes]
         self.constants = {k: n.data for k, n in enumerate(g.nodes) if n.op is None}
         self.node_labels = [node_label(g, k) for k in range(len(g.nodes))]
-        self._id = next(_IDS)
+        # What the program computes: two compilations of one graph share their programs.
+        self._signature = ("graph", flags, tuple(n.signature if n is not None else None
+                                                 for n in self.nodes),
+                           tuple(self.order), tuple(sorted(self.sources.items())),
+                           tuple(self.reads), tuple(sorted(self.constants.items())),
+                           tuple(self.outputs_from))
         self.layout = self._layout(g)
-        self.programs: dict = {}
         self.last_binding = None
 
     # ---- layout ------------------------------------------------------------------------
@@ -104,7 +104,7 @@ class CompiledGraph(Dispatchable):
 
     @property
     def signature(self):
-        return ("graph", self._id)
+        return self._signature
 
     # ---- execution -----------------------------------------------------------------------
     def views(self, descs, slot):
@@ -115,17 +115,17 @@ class CompiledGraph(Dispatchable):
             s, desc = lay.inputs[r.graph_input], ins[r.graph_input]
             if s.owned:
                 if persistent is None:
-                    raise ExecutionFault(f"{lay.name}: {s.label} is OWNED_BY_DML but no "
-                                         "persistent resource is bound")
+                    raise fault(f"{lay.name}: {s.label} is OWNED_BY_DML but no persistent "
+                                "resource is bound")
                 views_in.append(slot(persistent, s.persistent_at, r.spec))
             elif desc is None:
-                raise ExecutionFault(f"{lay.name}: {s.label} is not bound")
+                raise fault(f"{lay.name}: {s.label} is not bound")
             else:
                 views_in.append(slot(desc, 0, r.spec))
         views_out = []
         for s, desc in zip(lay.outputs, outs):
             if desc is None:
-                raise ExecutionFault(f"{lay.name}: {s.label} is not bound")
+                raise fault(f"{lay.name}: {s.label} is not bound")
             views_out.append(slot(desc, 0, s.spec))
         return views_in, views_out
 
@@ -168,25 +168,11 @@ class CompiledGraph(Dispatchable):
     def _out_spec(self, k, o):
         return self.nodes[k].out_slots[o][2]
 
-    def program(self, memories, views_in, views_out):
-        """(program, written memory indices), as CompiledOperator.program; the graph's nodes
-        are sealed from one another with an opaque zero the program holds."""
-        key = views.program_key(memories, views_in, views_out)
-        prog = self.programs.get(key)
-        if prog is None:
-            run, written = views.build_program(self.kernel_with_seal, views_in, views_out,
-                                               sealed=True)
-            jitted = views.jit_program(run, written)
-            device = next(iter(memories[0].array.devices()))
-            zero = jax.device_put(np.zeros((), np.uint32), device)
-            prog = self.programs[key] = (lambda *arrays: jitted(*arrays, zero), written)
-        return prog
-
-    def execute(self, descs, ctx) -> None:
+    def build(self, b, descs) -> bool:
         if not self.initialized:
-            raise ExecutionFault(f"{self.layout.name}: the compiled graph was executed before "
-                                 "an operator initializer initialized it")
-        run_program(self, descs, ctx)
+            raise fault(f"{self.layout.name}: the compiled graph was executed before an "
+                        "operator initializer initialized it")
+        return dispatch_steps(self, b, descs)
 
 
 def _reinterpret(value, src_spec, dst_spec):

@@ -83,6 +83,35 @@ _SUBCLASSES = {E_INVALIDARG: InvalidArgError, E_NOTIMPL: NotImplementedHResult,
                DXGI_ERROR_DEVICE_REMOVED: DeviceRemovedError, E_NOINTERFACE: NoInterfaceError}
 
 
-def fail(hresult: int, message: str) -> NoReturn:
-    """Raise the HResultError for ``hresult`` with ``message``."""
-    raise HResultError(hresult, message)
+FAULT = "EXECUTION_FAULT"  # the message_id of what faults when work executes (device removal)
+
+
+class Misuse(HResultError):
+    """The one exception the core raises: a failed HRESULT with the debug layer's catalogue
+    name of the message (``message_id``). The shells' ``guard`` decides what it becomes: the
+    method's HRESULT, a device removal (void methods, faults at execution) or a sticky
+    recording error, and a debug-layer message. An instance is also the HResultError subclass
+    of its code (a Misuse of E_INVALIDARG is an InvalidArgError)."""
+
+    message_id = None
+
+    def __new__(cls, hresult=None, message="", message_id=None):
+        if cls is Misuse and hresult is not None:
+            cls = _MISUSES.get(_h(hresult), Misuse)
+        return Exception.__new__(cls)
+
+    def __init__(self, hresult=None, message="", message_id=None):
+        super().__init__(hresult, message)
+        if message_id is not None:
+            self.message_id = message_id
+
+
+_MISUSES = {code: type(sub.__name__.replace("Error", "").replace("HResult", "") + "Misuse",
+                       (Misuse, sub), {"__module__": __name__})
+            for code, sub in _SUBCLASSES.items()}
+
+
+def fail(hresult: int, message: str, message_id: str | None = None) -> NoReturn:
+    """Raise the Misuse for ``hresult`` with ``message`` (and the debug catalogue's
+    ``message_id``, when it has one)."""
+    raise Misuse(hresult, message, message_id)

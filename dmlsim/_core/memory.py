@@ -12,13 +12,10 @@ All data movement is done on unsigned integers: NaN payloads, -0.0 and denormals
 """
 from __future__ import annotations
 
-import functools
-
 import jax
 import numpy as np
 from jax import lax
 
-from .dtypes import UNSIGNED_OF_SIZE
 
 
 def convert(x, dtype):
@@ -35,47 +32,12 @@ def convert(x, dtype):
     return lax.bitcast_convert_type(x.reshape(-1, dst // src), dtype)
 
 
-@functools.lru_cache(maxsize=32)  # one program per key: bounded memory (issue 22)
-def _read_bytes_fn(n, length):
-    @jax.jit
-    def read(x, off):
-        return lax.dynamic_slice(convert(x, np.uint8), (off,), (n,))
-    return read
-
-
-@functools.lru_cache(maxsize=32)  # one program per key: bounded memory (issue 22)
-def _write_fn(rep, n, dtype, length):
-    @functools.partial(jax.jit, donate_argnums=0)
-    def write(x, off, data):
-        y = lax.dynamic_update_slice(convert(x, dtype), data, (off,))
-        return convert(y, rep)
-    return write
-
-
-@functools.lru_cache(maxsize=32)  # one program per key: bounded memory (issue 22)
-def _copy_fn(rep_dst, rep_src, n, dtype, dst_len, src_len):
-    @functools.partial(jax.jit, donate_argnums=0)
-    def copy(dst, dst_off, src, src_off):
-        data = lax.dynamic_slice(convert(src, dtype), (src_off,), (n,))
-        y = lax.dynamic_update_slice(convert(dst, dtype), data, (dst_off,))
-        return convert(y, rep_dst)
-    return copy
-
-
 def unit(*values) -> int:
     """Largest element width (8, 4, 2, 1) dividing every value."""
     for k in (8, 4, 2):
         if all(v % k == 0 for v in values):
             return k
     return 1
-
-
-@functools.lru_cache(maxsize=32)  # one program per key: bounded memory (issue 22)
-def _segment_fn(n, length):
-    @jax.jit
-    def segment(x, start):
-        return lax.dynamic_slice(x, (start,), (n,))
-    return segment
 
 
 class Group:
@@ -119,8 +81,7 @@ class DeviceMemory:
         if seg is not None:
             group, start = seg
             if self._version != group.version:
-                self._array = _segment_fn(self.words, group.array.shape[0])(
-                    group.array, np.int64(start))
+                self._array = lax.dynamic_slice(group.array, (start,), (self.words,))
                 self._version = group.version
             return self._array
         if self._array is None:
@@ -151,36 +112,6 @@ class DeviceMemory:
         """The device array whose readiness is this storage's (a member's: the group's)."""
         seg = self._segment
         return seg[0].array if seg is not None else self.array
-
-    def read_bytes(self, offset: int, size: int):
-        """``size`` bytes from ``offset`` as a device uint8 array (asynchronous)."""
-        x = self.array
-        return _read_bytes_fn(int(size), x.shape[0])(x, np.int64(offset))
-
-    def write(self, offset: int, data) -> None:
-        """Write a 1-D unsigned array (device, or host: the program's transfer reads it) at
-        byte ``offset``."""
-        k = data.dtype.itemsize
-        x = self.array
-        fn = _write_fn(x.dtype, data.shape[0], data.dtype, x.shape[0])
-        self.array = fn(self.array, np.int64(offset // k), data)
-
-    def write_host_bytes(self, offset: int, host_u8: np.ndarray) -> None:
-        """Copy UPLOAD bytes in, as a GPU copy does: the bytes are the program's argument,
-        read by its transfer (see listcompile: UPLOAD bytes)."""
-        k = min(unit(offset, host_u8.shape[0]), 4)
-        self.write(offset, host_u8.view(UNSIGNED_OF_SIZE[k]))
-
-    def copy_from(self, dst_offset: int, src: "DeviceMemory", src_offset: int, size: int):
-        k = min(unit(dst_offset, src_offset, size), 4)  # words of the uint32 storage
-        dt = UNSIGNED_OF_SIZE[k]
-        if src is self:
-            data = src.read_bytes(src_offset, size)
-            self.write(dst_offset, data)
-            return
-        x, y = self.array, src.array
-        fn = _copy_fn(x.dtype, y.dtype, size // k, dt, x.shape[0], y.shape[0])
-        self.array = fn(x, np.int64(dst_offset // k), y, np.int64(src_offset // k))
 
     def to_numpy(self) -> np.ndarray:
         """All ``width`` bytes as host uint8 (blocks until pending work is done)."""

@@ -10,17 +10,14 @@ import threading
 import time
 from dataclasses import dataclass
 
-from . import config, listcompile, sync
-from .commands import HANDLERS, ExecContext, ExecutionFault
-from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_FAIL, HResultError, fail
+from . import config, execute, sync
+from .hresult import DXGI_ERROR_DEVICE_REMOVED, DXGI_ERROR_INVALID_CALL, E_FAIL, FAULT, \
+    HResultError, fail
 
 INFINITE = 0xFFFFFFFF
 # Signals pending on a fence before a Signal looks at the oldest's completion (then every
 # BACKLOG signals more): the backlog stays bounded without a device query per Signal.
 BACKLOG = 32
-# dmlsim.trace() sets this to TRACE(queue, item, run) while it records; Queue._run checks it
-# once per item, so tracing off costs one `is not None` test per item.
-TRACE = None
 
 
 # ---- queue items ---------------------------------------------------------------------------
@@ -45,7 +42,7 @@ class Submitted:
         return getattr(self.list, name)
 
     @property
-    def compiled(self):  # listcompile's cache, shared with the list while it is unchanged
+    def compiled(self):  # execute.ListState, shared with the list while it is unchanged
         c = self.list.compiled
         return c if c is not None and c.version == self.version else self._compiled
 
@@ -164,7 +161,7 @@ class Fence:
         self.completed = int(value)
         self.touched = time.monotonic()
         self._fire()
-        for q in list(Queue.blocked):
+        for q in list(self.device.blocked):
             q.pump()
         sync.wake()
 
@@ -183,7 +180,7 @@ class Fence:
         stuck, so a cycle of Waits counts as never)."""
         return self.completed >= value or any(v >= value for v, _ in self.pending) or \
             any(q.signals_pending(self, value) and q.can_proceed(held | {q})
-                for q in Queue.blocked if q not in held)
+                for q in self.device.blocked if q not in held)
 
     def wait(self, value: int, timeout_ms: int) -> bool:
         """Block (the object model's lock released) until the fence reaches ``value``; False at
@@ -209,9 +206,10 @@ class Fence:
                              f"thread signalled it from the CPU for "
                              f"{config.settings.wait_timeout:g} s (DMLSIM_WAIT_TIMEOUT)")
             if deadline is None and not self.will_reach(value) and not sync.others_running():
-                stuck = [q.name or "a queue" for q in Queue.blocked]
+                blocked = self.device.blocked
+                stuck = [q.name or "a queue" for q in blocked]
                 why = (f"; queues {', '.join(stuck)} wait on each other's fences (a Wait cycle)"
-                       if stuck and any(q.signals_pending(self, value) for q in Queue.blocked)
+                       if stuck and any(q.signals_pending(self, value) for q in blocked)
                        else "")
                 if self.device.observers:
                     self.device.observers.queue_misuse(
@@ -271,9 +269,8 @@ class Event:
 
 class Queue:
     """A command queue: Execute/Signal/Wait items replayed in order; a Wait on a fence value
-    not yet reached holds the queue (later items stay queued) until the fence gets there."""
-
-    blocked: set = set()
+    not yet reached holds the queue (later items stay queued) until the fence gets there
+    (meanwhile it is in its device's ``blocked`` set)."""
 
     def __init__(self, device, list_type: int, priority=0, flags=0):
         self.device = device
@@ -312,15 +309,16 @@ class Queue:
                 fence, value = item.fence, item.value
                 if fence.completed_value() < value and not any(
                         v >= value for v, _ in fence.pending):
-                    Queue.blocked.add(self)
+                    self.device.blocked.add(self)
                     return
             self.items.pop(0)
-            Queue.blocked.discard(self)
+            self.device.blocked.discard(self)
             self._run(item)
 
     def _run(self, item, traced=False) -> None:
-        if TRACE is not None and not traced:  # dmlsim.trace() is recording: it calls back
-            return TRACE(self, item, lambda it: self._run(it, True))
+        hook = config.settings.trace
+        if hook is not None and not traced:  # dmlsim.trace() is recording: it calls back
+            return hook(self, item, lambda it: self._run(it, True))
         if isinstance(item, Execute):
             self._execute(item.lists)
             return
@@ -336,38 +334,42 @@ class Queue:
         marker = self.open_marker or Marker(self.touched, self.last_marker, self)
         self.touched, self.last_marker, self.open_marker = set(), marker, None
         fence.signal_from_gpu(value, marker)
-        if Queue.blocked:
-            for q in list(Queue.blocked):
+        blocked = self.device.blocked
+        if blocked:
+            for q in list(blocked):
                 if q is not self:
                     q.pump()
 
-    # The common case, without the generic layers (queue items, Submitted snapshots, contexts):
-    # nothing queued ahead, no trace or debug-layer observer, a live device. A list runs now,
-    # so it is what was submitted; its compiled plan must be current (listcompile.run_again).
+    def execute_lists(self, lists) -> None:
+        """ExecuteCommandLists: check the lists (a Misuse: DXGI_ERROR_INVALID_CALL, the device
+        is removed), run them now when nothing is queued ahead, else queue what they hold now
+        (``Submitted``)."""
+        m = "ID3D12CommandQueue::ExecuteCommandLists"
+        for i, cl in enumerate(lists):
+            if cl.open:
+                fail(DXGI_ERROR_INVALID_CALL, f"{m}: command list {i} is still open; Close it "
+                     "before executing it", "EXECUTECOMMANDLISTS_OPENCOMMANDLIST")
+            if cl.error is not None:
+                fail(DXGI_ERROR_INVALID_CALL, f"{m}: command list {i} failed to close: "
+                     f"{cl.error}", "EXECUTECOMMANDLISTS_FAILEDCOMMANDLIST")
+            if cl.type != self.type:
+                fail(DXGI_ERROR_INVALID_CALL, f"{m}: command list {i} has type {cl.type} but the "
+                     f"queue has type {self.type}", "EXECUTECOMMANDLISTS_COMMANDLISTMISMATCH")
+        if self.device.removed:
+            return
+        if self.items:
+            self.submit(Execute(tuple(Submitted(cl) for cl in lists)))
+        elif config.settings.trace is not None:
+            self._run(Execute(tuple(lists)))
+        else:
+            self._execute(lists)
 
-    def execute_now(self, cl) -> bool:
-        """ExecuteCommandLists of the one closed list ``cl`` (a core list, checked by the
-        caller) as it ran last time; False when the general path must take it (nothing
-        was done)."""
-        dev = self.device
-        if self.items or TRACE is not None or dev.observers or dev.removed_reason or \
-                dev.released:
-            return False
-        try:
-            if not listcompile.run_again(cl, self.touched):
-                return False
-        except HResultError as err:
-            dev.remove(DXGI_ERROR_DEVICE_REMOVED,
-                       f"ID3D12CommandQueue::ExecuteCommandLists: {err}")
-        self._mark((cl,))
-        return True
-
-    def signal_now(self, fence, value) -> bool:
-        """Signal with nothing queued ahead and no trace or observer; False otherwise."""
-        if self.items or TRACE is not None or self.device.observers:
-            return False
-        self._signal(fence, value)
-        return True
+    def signal(self, fence, value) -> None:
+        """Signal: now when nothing is queued ahead and no trace or observer watches."""
+        if self.items or config.settings.trace is not None or self.device.observers:
+            self.submit(Signal(fence, value))
+        else:
+            self._signal(fence, value)
 
     def _execute(self, lists) -> None:
         dev = self.device
@@ -376,7 +378,6 @@ class Queue:
         for cl in lists:
             if dev.removed:
                 break
-            ctx = ExecContext(self)
             freed = released_use(cl) if dev.released else None
             if freed is not None:
                 message = (f"{freed.label()} was released (its last reference: Release returned "
@@ -387,20 +388,15 @@ class Queue:
                 dev.remove(DXGI_ERROR_DEVICE_REMOVED,
                            f"ID3D12CommandQueue::ExecuteCommandLists: {message}")
                 break
-            if dev.observers:  # the debug layer walks the list before it runs
-                dev.observers.execute_list(queue=self, cmd_list=cl, first=not executed)
+            observers = dev.observers
+            if observers:  # the debug layer walks the list before it runs, record by record
+                observers.execute_list(queue=self, cmd_list=cl, first=not executed)
             try:
-                # A closed list runs as one compiled program when it can; the debug layer
-                # (observers) and anything the compiler declines take the per-record path.
-                if dev.observers or not listcompile.execute(cl, ctx):
-                    for rec in cl.records:
-                        HANDLERS[type(rec)](rec, ctx)
-            except ExecutionFault as fault:
-                dev.remove(fault.reason, f"ID3D12CommandQueue::ExecuteCommandLists: {fault}")
+                execute.execute(cl, self.touched, dev.plans, whole=not observers)
             except HResultError as err:
+                text = err.message if getattr(err, "message_id", None) == FAULT else str(err)
                 dev.remove(DXGI_ERROR_DEVICE_REMOVED,
-                           f"ID3D12CommandQueue::ExecuteCommandLists: {err}")
-            self.touched |= ctx.touched
+                           f"ID3D12CommandQueue::ExecuteCommandLists: {text}")
             executed.append(cl)
         if executed:
             self._mark(executed)

@@ -28,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from .._schema.enums_generated import DML_EXECUTION_FLAGS
 from .._schema.operators_generated import OPERATORS
 from . import dtypes
 from .hresult import E_INVALIDARG, fail
@@ -36,7 +37,7 @@ from .tensor import OpSpec, TensorSpec
 _REGISTRY: dict[str, "OperatorDef"] = {}
 _LOCK = threading.Lock()
 _LOADED = False
-HALF = 0x1  # DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION
+HALF = int(DML_EXECUTION_FLAGS.DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION)
 FUSED = "FusedActivation"
 
 

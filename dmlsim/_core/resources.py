@@ -13,21 +13,24 @@ from .._schema.d3d12_enums import D3D12_DESCRIPTOR_HEAP_FLAGS, D3D12_HEAP_TYPE
 from .hresult import DXGI_ERROR_DEVICE_REMOVED, fail, hresult_name
 from .memory import DeviceMemory, HostMemory
 from .observer import Observers
+from .plancache import PlanCache
 
 DESCRIPTOR_INCREMENT = 32
 _HOST_HEAPS = (D3D12_HEAP_TYPE.D3D12_HEAP_TYPE_UPLOAD, D3D12_HEAP_TYPE.D3D12_HEAP_TYPE_READBACK)
+# Address allocators: GPU virtual addresses and descriptor heap handles are unique in the
+# process, as D3D12's are (a handle of one device's heap used on another is found foreign).
+# They hold nothing.
 _va = itertools.count(1)
 _heap_ids = itertools.count(1)
-# Descriptor heaps by base handle (heap id << 32; GPU handles also set bit 60). Weak: a heap
-# nobody references any more is gone, with the descriptors (and buffers) it held.
-_HEAPS: "weakref.WeakValueDictionary[int, DescriptorHeap]" = weakref.WeakValueDictionary()
 _GPU_BIT = 1 << 60
 _SHADER_VISIBLE = D3D12_DESCRIPTOR_HEAP_FLAGS.D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE
 
 
 class Device:
     """What every object of one D3D12 device shares: its JAX device, its removal state, its
-    observers (the debug layer) and a weak set of the interface objects made from it."""
+    observers (the debug layer), its plan cache (every compiled program of its work), its
+    descriptor heaps by handle, its queues blocked on a fence Wait, and a weak set of the
+    interface objects made from it."""
 
     def __init__(self, jax_device, name=""):
         self.jax_device = jax_device
@@ -39,6 +42,11 @@ class Device:
         self.api = None  # the interface object (ID3D12Device) of this device
         self.children: weakref.WeakSet = weakref.WeakSet()
         self.released: weakref.WeakSet = weakref.WeakSet()  # buffers released to 0 refs
+        self.plans = PlanCache()
+        # Descriptor heaps by base handle (heap id << 32; GPU handles also set bit 60). Weak: a
+        # heap nobody references any more is gone, with the descriptors (and buffers) it held.
+        self.heaps: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self.blocked: set = set()  # queues held by a Wait on a fence value not reached
 
     @property
     def removed(self) -> bool:
@@ -106,8 +114,8 @@ class DescriptorHeap:
         self.name = ""
         self.cpu_base = next(_heap_ids) << 32
         self.gpu_base = self.cpu_base | _GPU_BIT
-        _HEAPS[self.cpu_base] = self
-        _HEAPS[self.gpu_base] = self
+        device.heaps[self.cpu_base] = self
+        device.heaps[self.gpu_base] = self
 
     @property
     def shader_visible(self) -> bool:
@@ -122,10 +130,10 @@ class DescriptorHeap:
         return (ptr - (self.gpu_base if gpu else self.cpu_base)) // DESCRIPTOR_INCREMENT
 
 
-def heap_of(ptr: int, gpu: bool = False):
-    """The descriptor heap holding handle ``ptr``, or None."""
+def heap_of(device: Device, ptr: int, gpu: bool = False):
+    """The descriptor heap of ``device`` holding handle ``ptr``, or None."""
     base = ((ptr >> 32) << 32) if ptr >= 0 else -1
-    heap = _HEAPS.get(base)
+    heap = device.heaps.get(base)
     if heap is not None and heap.contains(ptr, 1, gpu):
         return heap
     return None

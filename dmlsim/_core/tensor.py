@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._schema.enums_generated import DML_TENSOR_FLAGS
 from . import dtypes
 
-DML_TENSOR_FLAG_OWNED_BY_DML = 1
+DML_TENSOR_FLAG_OWNED_BY_DML = int(DML_TENSOR_FLAGS.DML_TENSOR_FLAG_OWNED_BY_DML)
 
 
 @dataclass(frozen=True)

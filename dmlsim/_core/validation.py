@@ -11,13 +11,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._schema.enums_generated import DML_TENSOR_TYPE
 from .._schema.operators_generated import DESC_STRUCTS
 from . import dtypes
 from .config import fl_name
 from .hresult import E_INVALIDARG, fail
 from .tensor import OpSpec, TensorSpec
 
-DML_TENSOR_TYPE_BUFFER = 1
+DML_TENSOR_TYPE_BUFFER = int(DML_TENSOR_TYPE.DML_TENSOR_TYPE_BUFFER)
 UINT32_MAX = 0xFFFFFFFF
 
 

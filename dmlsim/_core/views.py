@@ -8,8 +8,6 @@ address nibbles of the byte storage (``packed4``).
 """
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -36,7 +34,6 @@ def _layout(t: TensorSpec):
     return core, strides, packed
 
 
-@functools.lru_cache(maxsize=256)
 def _indices(base: int, core: tuple, strides: tuple) -> np.ndarray:
     idx = np.full(core, base, dtype=np.int64)
     for d, (s, st) in enumerate(zip(core, strides)):
@@ -163,14 +160,3 @@ def build_program(kernel_call, in_views, out_views, sealed=False):
 
 def jit_program(run, written):
     return jax.jit(run, donate_argnums=written)
-
-
-@functools.lru_cache(maxsize=256)
-def transfer_program(src: TensorSpec, src_offset: int, dst: TensorSpec, dst_offset: int):
-    """``fn(dst_storage, src_storage) -> dst_storage`` writing the values of view ``src`` into
-    view ``dst`` (same sizes and type, other strides): how an initializer stores a tensor in
-    a layout of the operator's choosing. The destination is donated."""
-    def run(dst_storage, src_storage):
-        values = read_view(src_storage, src, src_offset)
-        return convert(write_view(dst_storage, dst, dst_offset, values), dst_storage.dtype)
-    return jax.jit(run, donate_argnums=0)

@@ -143,7 +143,9 @@ class Tracker:
             self.states = WeakKeyDictionary()
         w = _Walk(self, queue, q, self.seq[q], cl)
         for i, rec in enumerate(cl.records):
-            CHECKS[type(rec)](w, i, rec)
+            check = CHECKS.get(type(rec))  # a kind without a check here: nothing to track
+            if check is not None:
+                check(w, i, rec)
 
 
 class _Walk:
@@ -389,7 +391,7 @@ class _Walk:
 
 
 CHECKS = {SetHeaps: _Walk.set_heaps, Barrier: _Walk.barrier, CopyRegion: _Walk.copy,
-          DmlDispatch: _Walk.dispatch}  # one row per command record type
+          DmlDispatch: _Walk.dispatch}  # the record kinds the debug layer tracks
 
 
 def _desc(x) -> str:

@@ -112,7 +112,7 @@ def dml_type(np_dtype) -> int:
     d = np.dtype(np_dtype)
     try:
         return dtypes.dml_type_of(np.dtype(np.uint8) if d == np.bool_ else d)
-    except TypeError:
+    except dml.HResultError:
         fail(dml.E_NOTIMPL, f"element type {d.name} has no DML_TENSOR_DATA_TYPE")
 
 

@@ -18,8 +18,8 @@ from .._api import public as dml
 from .._core import config, dtypes
 from .._schema.operators_generated import DESC_STRUCTS, OPERATORS
 
-_STATE: dict = {}
-_DEVICES: dict = {}  # id(IDMLDevice) -> the state execute uses with it
+_STATE: dict = {}  # dmlsim.run's own default device (created on first use)
+_RUN_STATE = "_dmlsim_run_state"  # the attribute of an IDMLDevice holding its execute state
 
 
 def tensor_desc(array_or_dtype, sizes=None, strides=None, flags=0, total_bytes=None):
@@ -240,15 +240,16 @@ def run(op_desc, *arrays, flags: int = 0):
 
 def device_state(dml_device):
     """The queue, fence and D3D12 device ``execute`` uses with an IDMLDevice of the caller's
-    (one set per device, kept for the device's lifetime)."""
-    st = _DEVICES.get(id(dml_device))
-    if st is None or st["dml"] is not dml_device:
+    (one set per device, held by the device itself: dropping the device drops them)."""
+    st = getattr(dml_device, _RUN_STATE, None)
+    if st is None:
         d3d = dml_device.GetParentDevice()
-        st = _DEVICES[id(dml_device)] = {
+        st = {
             "d3d": d3d, "dml": dml_device,
             "queue": d3d.CreateCommandQueue(dml.D3D12_COMMAND_QUEUE_DESC(
                 dml.D3D12_COMMAND_LIST_TYPE_DIRECT)),
             "fence": d3d.CreateFence(0, 0), "value": 0}
+        setattr(dml_device, _RUN_STATE, st)
     return st
 
 

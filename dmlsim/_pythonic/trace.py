@@ -9,7 +9,7 @@ queue then runs. For executions, ``complete_ns`` is when the host first learned 
 work was done (a fence poll or wait that found it, or later work of its queue, complete),
 if that happened inside the trace.
 
-Cost when no trace is active: one ``is not None`` test per queue item (``runtime.TRACE``).
+Cost when no trace is active: one ``is not None`` test per queue item (``config.settings.trace``).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from .._core import queue as Q
+from .._core.config import settings
 from .reprs import _box, _table, record_text
 
 COLORS = {"execute": "tab:blue", "signal": "tab:green", "wait": "tab:orange"}
@@ -45,17 +45,17 @@ class Trace:
         self.active = False
 
     def __enter__(self):
-        if Q.TRACE is not None:
+        if settings.trace is not None:
             raise RuntimeError("dmlsim.trace: another trace is already recording")
         if not self.events:  # re-entering a trace keeps one time origin
             self.t0 = time.perf_counter_ns()
         self.active = True
-        Q.TRACE = self._hook
+        settings.trace = self._hook
         return self
 
     def __exit__(self, *exc):
         self.active = False
-        Q.TRACE = None
+        settings.trace = None
         return False
 
     def _hook(self, queue, item, run):

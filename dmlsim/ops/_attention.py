@@ -24,7 +24,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-NONE, KEY_LENGTH, KEY_END_START, KEY_QUERY, BOOLEAN = range(5)
+from .._schema.members import members
+
+NONE, KEY_LENGTH, KEY_END_START, KEY_QUERY, BOOLEAN = members(
+    "DML_MULTIHEAD_ATTENTION_MASK_TYPE", "NONE KEY_SEQUENCE_LENGTH KEY_SEQUENCE_END_START "
+    "KEY_QUERY_SEQUENCE_LENGTH_START_END BOOLEAN")
 Q, K, V, QK, KV, QKV = ("QueryTensor", "KeyTensor", "ValueTensor", "StackedQueryKeyTensor",
                         "StackedKeyValueTensor", "StackedQueryKeyValueTensor")
 

@@ -24,9 +24,10 @@ has the filter "transposed along x,y axes" and CONVOLUTION BACKWARD the identity
 from __future__ import annotations
 
 from .._core.registry import Sizes
+from .._schema.members import members
 
-CONVOLUTION, CROSS_CORRELATION = 0, 1  # DML_CONVOLUTION_MODE's values
-FORWARD, BACKWARD = 0, 1
+CONVOLUTION, CROSS_CORRELATION = members("DML_CONVOLUTION_MODE", "CONVOLUTION CROSS_CORRELATION")
+FORWARD, BACKWARD = members("DML_CONVOLUTION_DIRECTION", "FORWARD BACKWARD")
 ARRAYS = ("Strides", "Dilations", "StartPadding", "EndPadding", "OutputPadding")
 
 

@@ -16,6 +16,7 @@ from jax import lax
 
 from .._core.dtypes import UNSIGNED_OF_SIZE
 from .._core.registry import Sizes
+from .._schema.members import members
 
 
 def sort_key(x):
@@ -90,7 +91,7 @@ def reference_arg_extreme(x, axes, largest, last):
     return np.array(out, np.int64).reshape(out_shape)
 
 
-INCREASING, DECREASING = 0, 1  # DML_AXIS_DIRECTION
+INCREASING, DECREASING = members("DML_AXIS_DIRECTION", "INCREASING DECREASING")
 
 
 def direction_rule(spec, check):

@@ -11,9 +11,11 @@ from jax import lax
 
 from .._core.registry import Example, Sizes, same_type
 from ._movement import dimension_count, from_bits, to_bits
+from .._schema.members import members
 
 IN, OUT = "InputTensor", "OutputTensor"
-CONSTANT, EDGE, REFLECTION, SYMMETRIC, WRAP = range(5)
+CONSTANT, EDGE, REFLECTION, SYMMETRIC, WRAP = members(
+    "DML_PADDING_MODE", "CONSTANT EDGE REFLECTION SYMMETRIC WRAP")
 
 
 def source_index(i, n, mode):

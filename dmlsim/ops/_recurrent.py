@@ -26,8 +26,10 @@ import numpy as np
 from jax import lax
 
 from .._core.registry import Sizes, apply_fused, apply_fused_reference
+from .._schema.members import members
 
-FORWARD, BACKWARD, BIDIRECTIONAL = 0, 1, 2
+FORWARD, BACKWARD, BIDIRECTIONAL = members(
+    "DML_RECURRENT_NETWORK_DIRECTION", "FORWARD BACKWARD BIDIRECTIONAL")
 HIGHEST = lax.Precision.HIGHEST
 
 

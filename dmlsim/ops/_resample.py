@@ -30,9 +30,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._core.registry import Sizes
+from .._schema.members import members
 
-NEAREST, LINEAR = 0, 1
-INCREASING, DECREASING = 0, 1
+NEAREST, LINEAR = members("DML_INTERPOLATION_MODE", "NEAREST_NEIGHBOR LINEAR")
+INCREASING, DECREASING = members("DML_AXIS_DIRECTION", "INCREASING DECREASING")
 
 
 def source(o, scale, in_off, out_off):

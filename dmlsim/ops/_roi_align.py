@@ -30,9 +30,10 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from .._schema.members import members
 
-AVERAGE, MAX = 2, 7  # DML_REDUCE_FUNCTION
-NEAREST, LINEAR = 0, 1
+AVERAGE, MAX = members("DML_REDUCE_FUNCTION", "AVERAGE MAX")
+NEAREST, LINEAR = members("DML_INTERPOLATION_MODE", "NEAREST_NEIGHBOR LINEAR")
 
 
 def axis_samples(lo, hi, scale, out, lo_n, hi_n, xp):

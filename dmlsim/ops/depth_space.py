@@ -17,9 +17,10 @@ import numpy as np
 
 from .._core.registry import Example, OperatorDef, Sizes, register, same_type
 from ._movement import from_bits, to_bits
+from .._schema.members import members
 
 IN, OUT = "InputTensor", "OutputTensor"
-DCR, CRD = 0, 1
+DCR, CRD = members("DML_DEPTH_SPACE_ORDER", "DEPTH_COLUMN_ROW COLUMN_ROW_DEPTH")
 
 
 def _to_depth(x, b, order):

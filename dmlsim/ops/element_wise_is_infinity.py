@@ -8,8 +8,9 @@ import numpy as np
 from .._core import dtypes
 from .._core.registry import Example
 from ._elementwise import IN, OUT, unary
+from .._schema.members import members
 
-EITHER, POSITIVE, NEGATIVE = 0, 1, 2
+EITHER, POSITIVE, NEGATIVE = members("DML_IS_INFINITY_MODE", "EITHER POSITIVE NEGATIVE")
 
 
 def _mode(spec, check):

@@ -15,8 +15,10 @@ from jax import lax
 
 from .._core.registry import Example, same_type
 from ._elementwise import IN, OUT, unary
+from .._schema.members import members
 
-NEAREST_EVEN, TOWARD_ZERO, TOWARD_INFINITY = 0, 1, 2
+NEAREST_EVEN, TOWARD_ZERO, TOWARD_INFINITY = members(
+    "DML_ROUNDING_MODE", "HALVES_TO_NEAREST_EVEN TOWARD_ZERO TOWARD_INFINITY")
 _MODES = ("HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY")
 
 

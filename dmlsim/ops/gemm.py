@@ -23,9 +23,10 @@ import numpy as np
 from jax import lax
 
 from .._core.registry import Example, OperatorDef, Sizes, register, same_sizes, same_type
+from .._schema.members import members
 
 A, B, C, OUT = "ATensor", "BTensor", "CTensor", "OutputTensor"
-NONE, TRANSPOSE = 0, 1
+NONE, TRANSPOSE = members("DML_MATRIX_TRANSFORM", "NONE TRANSPOSE")
 
 
 def gemm(ATensor, BTensor, CTensor, *, TransA, TransB, Alpha, Beta, ctx):

@@ -25,9 +25,10 @@ from .._core.registry import Example, OperatorDef, Sizes, register
 from ._quantize import f64, quotient, quotient_reference, requantize
 from ._quantize_blocks import blocks, blocks_reference
 from ._reference import quantize_values
+from .._schema.members import members
 
 IN, QT, OUT = "InputTensor", "QuantizationTensors", "OutputTensor"
-SCALE, SCALE_ZERO_POINT = 1, 2
+SCALE, SCALE_ZERO_POINT = members("DML_QUANTIZATION_TYPE", "SCALE SCALE_ZERO_POINT")
 QT_NAMES = (f"{QT}[0]", f"{QT}[1]")
 
 

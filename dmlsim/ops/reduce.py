@@ -22,12 +22,13 @@ from .._core.registry import Example, OperatorDef, register
 from ._ieee import correctly_rounded, fmax, fmin
 from ._ordering import arg_extreme, fold, reduced_sizes, reference_arg_extreme
 from ._reference import ref_max, ref_min
+from .._schema.members import members
 
 IN, OUT = "InputTensor", "OutputTensor"
-(ARGMAX, ARGMIN, AVERAGE, L1, L2, LOG_SUM, LOG_SUM_EXP, MAX, MIN, MULTIPLY, SUM,
- SUM_SQUARE) = range(12)
 NAMES = ("ARGMAX", "ARGMIN", "AVERAGE", "L1", "L2", "LOG_SUM", "LOG_SUM_EXP", "MAX", "MIN",
          "MULTIPLY", "SUM", "SUM_SQUARE")
+ARGMAX, ARGMIN, AVERAGE, L1, L2, LOG_SUM, LOG_SUM_EXP, MAX, MIN, MULTIPLY, SUM, SUM_SQUARE = \
+    members("DML_REDUCE_FUNCTION", " ".join(NAMES))
 
 
 def reduce(InputTensor, *, Function, Axes, ctx):
