@@ -46,16 +46,19 @@ class ListState:
     """What one recording (list version) of a command list needs to execute: the descriptor
     ranges its dispatches read, its plans (whole-list, by descriptors; per record)."""
 
-    __slots__ = ("version", "traceable", "ranges", "range_heaps", "dispatch_range", "ops",
-                 "last_versions", "last_plan", "plans", "records")
+    __slots__ = ("version", "traceable", "ranges", "range_index", "range_heaps",
+                 "dispatch_range", "ops", "op_set", "last_versions", "last_plan", "plans",
+                 "records")
 
     def __init__(self, version):
         self.version = version
         self.traceable = True
         self.ranges: list = []        # unique (heap, first, stop) descriptor ranges, in order
+        self.range_index: dict = {}   # (id(heap), first, count) -> index into ranges
         self.range_heaps: tuple = ()  # the distinct heaps of those ranges
         self.dispatch_range: dict = {}  # record index -> index into ranges
         self.ops: list = []           # distinct dispatchables dispatched
+        self.op_set: set = set()
         self.last_versions = None     # the heaps' versions when last_plan was selected
         self.last_plan = None
         self.plans: dict = {}         # descriptors -> whole-list Plan (None: declined)
@@ -66,15 +69,14 @@ class ListState:
         d = rec.dispatchable
         if not d.compilable:  # an initializer: the per-record path
             self.traceable = False
-        rng = (rec.heap, rec.gpu_index, rec.gpu_index + rec.count)
-        for k, (h, a, z) in enumerate(self.ranges):
-            if h is rng[0] and a == rng[1] and z == rng[2]:
-                break
-        else:
-            k = len(self.ranges)
-            self.ranges.append(rng)
+        key = (id(rec.heap), rec.gpu_index, rec.count)
+        k = self.range_index.get(key)
+        if k is None:
+            k = self.range_index[key] = len(self.ranges)
+            self.ranges.append((rec.heap, rec.gpu_index, rec.gpu_index + rec.count))
         self.dispatch_range[i] = k
-        if d not in self.ops:
+        if d not in self.op_set:
+            self.op_set.add(d)
             self.ops.append(d)
 
 
@@ -93,10 +95,21 @@ def execute(cl, touched: set, cache: PlanCache, whole: bool = True) -> None:
     st = cl.compiled
     if st is None or st.version != cl.version:
         st = cl.compiled = prepare(cl)
-    ready = all(d.initialized and not d.device.removed_reason for d in st.ops)
-    if whole and ready and st.traceable and config.settings.list_compile != "0" and \
-            _whole(cl, st, cache, touched):
-        return
+    ready = True
+    for d in st.ops:
+        if not d.initialized or d.device.removed_reason:
+            ready = False
+            break
+    if whole and ready and st.traceable and config.settings.list_compile != "0":
+        plan = st.last_plan
+        if plan is not None and plan.fn is not None and _unchanged(st):  # as it ran last time
+            plan.launch(cache, touched)
+            counts = cache.counts
+            counts["compiled"] += 1
+            counts["again"] += 1
+            return
+        if _whole(cl, st, cache, touched):
+            return
     for i, rec in enumerate(cl.records):
         descs = rec.descriptors() if rec.reads_descriptors else None
         hit = st.records.get(i) if ready else None
@@ -105,10 +118,19 @@ def execute(cl, touched: set, cache: PlanCache, whole: bool = True) -> None:
         else:
             b = Builder()
             rec.build(b, descs)
-            plan = b.plan()
+            plan = b.plan() if b.steps or b.after or b.touched else None  # None: nothing to do
             if b.cacheable:
                 st.records[i] = (descs, plan)
-        plan.launch(cache, touched)
+        if plan is not None:
+            plan.launch(cache, touched)
+
+
+def _unchanged(st) -> bool:
+    """Whether the heaps' versions are those the last plan was selected under."""
+    for h, v in zip(st.range_heaps, st.last_versions):
+        if h.version != v:
+            return False
+    return True
 
 
 def _whole(cl, st, cache, touched) -> bool:

@@ -355,7 +355,21 @@ class Queue:
             if cl.type != self.type:
                 fail(DXGI_ERROR_INVALID_CALL, f"{m}: command list {i} has type {cl.type} but the "
                      f"queue has type {self.type}", "EXECUTECOMMANDLISTS_COMMANDLISTMISMATCH")
-        if self.device.removed:
+        dev = self.device
+        if dev.removed:
+            return
+        if not self.items and not dev.observers and not dev.released and \
+                config.settings.trace is None:  # the common case: run each list now
+            self.open_marker = None
+            touched, plans = self.touched, dev.plans
+            for i, cl in enumerate(lists):
+                try:
+                    execute.execute(cl, touched, plans)
+                except HResultError as err:
+                    self._fault(err)
+                    lists = lists[:i + 1]
+                    break
+            self._mark(lists)
             return
         if self.items:
             self.submit(Execute(tuple(Submitted(cl) for cl in lists)))
@@ -394,12 +408,16 @@ class Queue:
             try:
                 execute.execute(cl, self.touched, dev.plans, whole=not observers)
             except HResultError as err:
-                text = err.message if getattr(err, "message_id", None) == FAULT else str(err)
-                dev.remove(DXGI_ERROR_DEVICE_REMOVED,
-                           f"ID3D12CommandQueue::ExecuteCommandLists: {text}")
+                self._fault(err)
             executed.append(cl)
         if executed:
             self._mark(executed)
+
+    def _fault(self, err) -> None:
+        """Work faulted at execution: the device is removed with the reason."""
+        text = err.message if getattr(err, "message_id", None) == FAULT else str(err)
+        self.device.remove(DXGI_ERROR_DEVICE_REMOVED,
+                           f"ID3D12CommandQueue::ExecuteCommandLists: {text}")
 
     def _mark(self, executed) -> None:
         # One marker covers all work of this queue so far (queues complete in order), so it

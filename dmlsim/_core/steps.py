@@ -10,8 +10,8 @@ A step is a NamedTuple with ``key`` (what selects its program: no buffers, no de
 the structure) and ``apply(cur, env)`` (traced: ``cur`` holds the current storage of every
 memory the plan touches, by index; ``env`` the program's other operands). Steps name memories
 by index into the plan's ``mems`` and views as :class:`View` (memory index, byte offset, spec).
-Copy offsets are operands (one small device array per plan), so one program serves every
-offset. Effects that are not arithmetic on storages (a transition barrier's new state, an
+One record's copy offsets are operands (one small device array per plan), so one program
+serves every offset; a whole list's are constants of its program. Effects that are not arithmetic on storages (a transition barrier's new state, an
 initializer marking its operators initialized, a host-to-host copy) are ``after`` callables
 the plan runs once its program has been launched.
 
@@ -155,6 +155,9 @@ class Store(NamedTuple):
 class Builder:
     """The steps of one record, or of a whole list, as its records append them."""
 
+    __slots__ = ("whole", "mems", "index", "steps", "scalars", "uploads", "readbacks", "touched",
+                 "written", "after", "cacheable")
+
     def __init__(self, whole=False):
         self.whole = whole  # building a whole list: records refuse what it cannot trace
         self.mems: list = []
@@ -237,13 +240,14 @@ class Plan:
 
     __slots__ = ("mems", "steps", "written", "scalars", "uploads", "readbacks", "touched",
                  "after", "key", "fn", "packed", "starts", "own", "large", "group", "sealed",
-                 "scalar_arg", "simple", "eager")
+                 "scalar_arg", "simple", "eager", "static", "seal_outputs")
 
     def __init__(self, b: Builder):
-        mems, steps = b.mems, b.steps
+        mems, steps = tuple(b.mems), b.steps
         self.mems, self.steps = mems, tuple(steps)
         self.written = written = tuple(sorted(b.written))
-        self.scalars, self.uploads, self.readbacks = tuple(b.scalars), b.uploads, b.readbacks
+        self.scalars, self.uploads, self.readbacks = tuple(b.scalars), tuple(b.uploads), \
+            tuple(b.readbacks)
         self.after = tuple(b.after)
         dispatches = sum(isinstance(s, Dispatch) for s in steps)
         graphs = any(isinstance(s, Dispatch) and s.dispatchable.seals for s in steps)
@@ -259,14 +263,19 @@ class Plan:
         if packed:  # what fence markers watch: the group stands for its members
             grouped = {mems[j] for j in packed}
             self.touched = {m for m in b.touched if m not in grouped} | {self.group}
+        self.seal_outputs = dispatches > 1
+        # A whole list's copy offsets are constants of its program (its structure); one
+        # record's are operands, so that one program serves every offset.
+        self.static = b.whole
         self.key = (tuple(s.key for s in steps), tuple(m.words for m in mems), written,
-                    packed, self.sealed, dispatches > 1) if steps else None
+                    packed, self.sealed, self.seal_outputs,
+                    self.scalars if self.static else len(self.scalars)) if steps else None
         self.fn = None
         self.scalar_arg = None
         self.eager = False  # compile at the first execution (execute._whole)
         # storages in, storages out: the launch's short loop
-        self.simple = not packed and not self.sealed and not b.scalars and not b.uploads \
-            and not b.readbacks
+        self.simple = not packed and not self.sealed and (not b.scalars or self.static) and \
+            not b.uploads and not b.readbacks
 
     def launch(self, cache, touched: set) -> None:
         """Run the program (from the device's PlanCache, jitted now if it has none), store what
@@ -293,7 +302,7 @@ class Plan:
             args.append(group.array if group.intact else self._gather(cache))
         if self.sealed:
             args.append(cache.zero(mems[0].device))
-        if self.scalars:
+        if self.scalars and not self.static:
             if self.scalar_arg is None:
                 dt = np.int64 if max(self.scalars) >= 2**31 else np.int32
                 self.scalar_arg = jax.device_put(np.array(self.scalars, dt), mems[0].device)
@@ -354,12 +363,14 @@ def trace(plan: Plan) -> Callable:
     n_mems, starts = len(plan.mems), plan.starts
     words = {j: plan.mems[j].words for j in packed}
     n_in = len(own) + (1 if packed else 0)
-    sealed, seal_outputs, has_scalars = plan.sealed, plan.key[-1], bool(plan.scalars)
+    sealed, seal_outputs = plan.sealed, plan.seal_outputs
+    has_scalars = bool(plan.scalars) and not plan.static
+    static = plan.scalars if plan.static else None
 
     def program(*args):
         rest = list(args[n_in:])
         zero = rest.pop(0) if sealed else None
-        scalars = rest.pop(0) if has_scalars else None
+        scalars = rest.pop(0) if has_scalars else static
         cur: list = [None] * n_mems
         for j, a in zip(own, args):
             cur[j] = a
