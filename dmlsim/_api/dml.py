@@ -13,15 +13,13 @@ from .._core.resources import Buffer, heap_of
 from .._core.validation import support_block
 from .._debug import install
 from .._schema import enums_generated as EG, structs_generated as S
-from .._schema.d3d12_enums import D3D12_COMMAND_LIST_TYPE, D3D12_DESCRIPTOR_HEAP_TYPE
+from .._schema.d3d12_enums import D3D12_DESCRIPTOR_HEAP_TYPE
 from .._schema.operators_generated import OPERATORS
 from .._core.graph import CompiledGraph
 from . import limits
 from .com import NamedObject, adopt, seq_arg, entry
 from .graph import graph_spec
 
-_DISPATCH_LISTS = (D3D12_COMMAND_LIST_TYPE.D3D12_COMMAND_LIST_TYPE_DIRECT,
-                   D3D12_COMMAND_LIST_TYPE.D3D12_COMMAND_LIST_TYPE_COMPUTE)
 _CBV_SRV_UAV = D3D12_DESCRIPTOR_HEAP_TYPE.D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV
 
 _BY_VALUE = {s["value"]: s for s in OPERATORS.values()}
@@ -205,11 +203,11 @@ class IDMLCommandRecorder(IDMLDeviceChild):
         dev = self._device._core
         if dev.removed_reason:
             return
-        record = _dispatch_record(self._device, commandList, dispatchable, bindings)
-        commandList._core.append(record)
-        if dev.d3d.observers:
-            dev.d3d.observers.record_dispatch(cmd_list=commandList._core, record=record,
-                                              table=bindings._core)
+        if bindings is not None and bindings._core is None:  # created or Reset with null
+            raise B.misuse(_EMPTY_TABLE, "DML_INVALID_RECORD_DISPATCH")
+        core.record_dispatch(dev, getattr(commandList, "_core", None),
+                             getattr(dispatchable, "_core", None),
+                             getattr(bindings, "_core", None))
 
 
 def _dml_misuse(device, method, err, **objects) -> None:
@@ -219,45 +217,6 @@ def _dml_misuse(device, method, err, **objects) -> None:
     device._core.misuse(method, text.removeprefix(method + ": "), err.hresult,
                         message_id=getattr(err, "message_id", None) or "DML_INVALID_BINDING",
                         **objects)
-
-
-def _dispatch_record(device, cl_api, d_api, t_api):
-    bad = "DML_INVALID_RECORD_DISPATCH"
-    if cl_api is None or d_api is None or t_api is None:
-        raise B.misuse("commandList, dispatchable and bindings are required", bad)
-    cl = cl_api._core
-    if not cl.open:
-        raise B.misuse("the command list is closed; it must be open", bad)
-    if cl.type not in _DISPATCH_LISTS:
-        raise B.misuse(f"the command list has type {cl.type}; it must be "
-                       "D3D12_COMMAND_LIST_TYPE_DIRECT or D3D12_COMMAND_LIST_TYPE_COMPUTE", bad)
-    if t_api._core is None:
-        raise B.misuse(_EMPTY_TABLE, bad)
-    d, table = d_api._core, t_api._core
-    if d_api._device is not device or t_api._device is not device:
-        raise B.misuse("the dispatchable and binding table must come from this DirectML device",
-                       bad)
-    if table.dispatchable is not d:
-        raise B.misuse("the binding table was created (or Reset) for a different dispatchable",
-                       bad)
-    heap = table.heap
-    if heap not in cl.heaps:
-        raise B.misuse("the descriptor heap holding the binding table is not set on the command "
-                       "list; call ID3D12GraphicsCommandList::SetDescriptorHeaps first",
-                       "DML_DESCRIPTOR_HEAP_NOT_SET")
-    lay = table.layout
-    if not d.volatile:
-        missing = B.missing(lay, table)
-        if missing:
-            raise B.misuse("required bindings are not set: " + ", ".join(missing) +
-                           " (bind them before recording, or compile with "
-                           "DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE)", "DML_MISSING_BINDING")
-        hazard = B.hazards(lay, table.inputs, table.outputs, table.temporary, table.persistent)
-        if hazard:
-            raise B.misuse(f"binding hazard: {hazard}", "DML_ILLEGAL_ALIASING")
-    count = lay.descriptor_count
-    return core.DmlDispatch(d, heap, table.gpu_index, count,
-                            tuple(heap.slots[table.gpu_index:table.gpu_index + count]))
 
 
 class IDMLDevice(IDMLObject):

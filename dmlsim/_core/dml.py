@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._schema.d3d12_enums import D3D12_COMMAND_LIST_TYPE
 from .._schema.enums_generated import DML_CREATE_DEVICE_FLAGS
 from .._schema.members import members
 from . import binding, config, registry, validation
@@ -34,6 +35,8 @@ def fault(message: str):
     """A Misuse found when work executes: the device is removed (DXGI_ERROR_DEVICE_REMOVED)."""
     return Misuse(DXGI_ERROR_DEVICE_REMOVED, message, FAULT)
 
+_DISPATCH_LISTS = (D3D12_COMMAND_LIST_TYPE.D3D12_COMMAND_LIST_TYPE_DIRECT,
+                   D3D12_COMMAND_LIST_TYPE.D3D12_COMMAND_LIST_TYPE_COMPUTE)
 EXEC_HALF, EXEC_DISABLE_META, EXEC_VOLATILE = members(
     "DML_EXECUTION_FLAGS",
     "ALLOW_HALF_PRECISION_COMPUTATION DISABLE_META_COMMANDS DESCRIPTORS_VOLATILE")
@@ -367,6 +370,49 @@ class DmlDispatch(Record):
             raise fault(f"binding hazard: {hazard} (DESCRIPTORS_VOLATILE: checked at "
                         "execution, when the descriptors are read)")
         return d.build(b, descs)
+
+
+def record_dispatch(device: DmlDevice, cl, d, table) -> DmlDispatch:
+    """IDMLCommandRecorder::RecordDispatch: check the call, append the record to command list
+    ``cl`` (core objects of ``device``; None where the caller passed none) and return it."""
+    bad = "DML_INVALID_RECORD_DISPATCH"
+    if cl is None or d is None or table is None:
+        raise binding.misuse("commandList, dispatchable and bindings are required", bad)
+    if not cl.open:
+        raise binding.misuse("the command list is closed; it must be open", bad)
+    if cl.type not in _DISPATCH_LISTS:
+        raise binding.misuse(f"the command list has type {cl.type}; it must be "
+                             "D3D12_COMMAND_LIST_TYPE_DIRECT or D3D12_COMMAND_LIST_TYPE_COMPUTE",
+                             bad)
+    if d.device is not device or table.device is not device:
+        raise binding.misuse("the dispatchable and binding table must come from this DirectML "
+                             "device", bad)
+    if table.dispatchable is not d:
+        raise binding.misuse("the binding table was created (or Reset) for a different "
+                             "dispatchable", bad)
+    heap = table.heap
+    if heap not in cl.heaps:
+        raise binding.misuse("the descriptor heap holding the binding table is not set on the "
+                             "command list; call ID3D12GraphicsCommandList::SetDescriptorHeaps "
+                             "first", "DML_DESCRIPTOR_HEAP_NOT_SET")
+    lay = table.layout
+    if not d.volatile:
+        missing = binding.missing(lay, table)
+        if missing:
+            raise binding.misuse("required bindings are not set: " + ", ".join(missing) +
+                                 " (bind them before recording, or compile with "
+                                 "DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE)", "DML_MISSING_BINDING")
+        hazard = binding.hazards(lay, table.inputs, table.outputs, table.temporary,
+                                 table.persistent)
+        if hazard:
+            raise binding.misuse(f"binding hazard: {hazard}", "DML_ILLEGAL_ALIASING")
+    count = lay.descriptor_count
+    rec = DmlDispatch(d, heap, table.gpu_index, count,
+                      tuple(heap.slots[table.gpu_index:table.gpu_index + count]))
+    cl.append(rec)
+    if device.d3d.observers:
+        device.d3d.observers.record_dispatch(cmd_list=cl, record=rec, table=table)
+    return rec
 
 
 def volatile_hazard(d, descs):
