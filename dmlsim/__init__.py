@@ -10,11 +10,14 @@ d3d12.h and d3dx12.h (see DESIGN.md section 1 for the calling convention)::
 64-bit types: importing dmlsim turns on ``jax_enable_x64`` (INT64/UINT64/FLOAT64 tensors must be
 exact); set ``DMLSIM_X64=0`` before import to keep JAX's setting (64-bit tensors are then
 refused). Feature level: ``DMLSIM_FEATURE_LEVEL=5_1`` or ``dmlsim.set_feature_level("5_1")``.
-Strict mode: ``DMLSIM_STRICT=1`` or ``dmlsim.set_strict(True)``.
+Strict mode: ``DMLSIM_STRICT=1`` or ``dmlsim.set_strict(True)``. Compiled programs: importing
+dmlsim turns on JAX's persistent compilation cache in ``~/.cache/dmlsim/jax`` (or
+``DMLSIM_CACHE_DIR``) unless JAX already has one; ``DMLSIM_COMPILATION_CACHE=0`` leaves it off.
 """
 from ._core import config as _config
 
 _config.enable_x64()
+_config.enable_compilation_cache()
 
 from ._api.public import *  # noqa: E402,F401,F403
 from ._pythonic.run import run, run_compiled, tensor_desc, operator_desc  # noqa: E402,F401

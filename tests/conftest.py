@@ -1,7 +1,13 @@
 """Make the repository root importable (``import dmlsim``) when pytest is run as ``pytest``,
 and make sure the tests exercise this checkout, not another installed copy of dmlsim."""
+import os
 import sys
 from pathlib import Path
+
+# JAX's persistent compilation cache (on by default for users) stays off in the tests unless
+# asked for (DMLSIM_COMPILATION_CACHE=1 in the environment): a test must not depend on what an
+# earlier run left in a user's cache directory. Subprocesses inherit the setting.
+os.environ.setdefault("DMLSIM_COMPILATION_CACHE", "0")
 
 _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:

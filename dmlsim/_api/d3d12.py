@@ -386,6 +386,16 @@ class ID3D12GraphicsCommandList(ID3D12CommandList):
             return False
         return True
 
+    def SetCompileOnFirstExecution(self, Enable: bool = True) -> None:
+        """dmlsim addition (no D3D12 counterpart): compile this list as one program the first
+        time it executes, instead of running it record by record first and compiling it the
+        second time. For a list recorded once and executed many times (an inference session's
+        list), so that its program is compiled once. Takes effect from the next execution."""
+        if not isinstance(Enable, bool):
+            fail(E_INVALIDARG, "ID3D12GraphicsCommandList::SetCompileOnFirstExecution: Enable "
+                               f"is {Enable!r}, not a bool")
+        self._core.compile_first = Enable
+
     def Close(self) -> int:
         """S_OK; E_INVALIDARG for a recording error; DXGI_ERROR_DEVICE_REMOVED once the device
         is removed (the list is closed all the same, as D3D12's Close returns the removal)."""

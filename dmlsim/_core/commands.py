@@ -123,7 +123,8 @@ class CommandList:
         self.error = None
         self.heaps: tuple = ()
         self.version = 0  # bumps on every Reset: whole-list programs key on it
-        self.compiled = None  # listcompile.ListState of this version
+        self.compiled = None  # execute.ListState of this version
+        self.compile_first = False  # SetCompileOnFirstExecution: one program from the start
         allocator.recording = self
 
     def record_error(self, message: str, message_id: str = "COMMAND_LIST_RECORDING_ERROR") -> None:

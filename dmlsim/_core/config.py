@@ -101,6 +101,34 @@ def fl_name(value: int) -> str:
     return f"DML_FEATURE_LEVEL_{value >> 12}_{(value >> 8) & 0xF}"
 
 
+def compilation_cache_dir() -> str | None:
+    """Where JAX's persistent compilation cache lives for dmlsim: ``DMLSIM_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/dmlsim/jax`` (``~/.cache/dmlsim/jax``); None when
+    ``DMLSIM_COMPILATION_CACHE=0``."""
+    if os.environ.get("DMLSIM_COMPILATION_CACHE", "1") in ("0", "false", "False"):
+        return None
+    explicit = os.environ.get("DMLSIM_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "dmlsim", "jax")
+
+
+def enable_compilation_cache() -> None:
+    """Turn on JAX's persistent compilation cache (programs compiled in one process are loaded,
+    not compiled, by the next) unless the application configured one already or
+    ``DMLSIM_COMPILATION_CACHE=0``: programs taking 0.1 s or more to compile are kept, at most
+    2 GiB, least recently used first out (JAX's own eviction)."""
+    path = compilation_cache_dir()
+    if path is None or jax.config.jax_compilation_cache_dir:
+        return
+    jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.1)
+    jax.config.update("jax_compilation_cache_max_size", 2 << 30)
+    log.info("dmlsim: JAX's persistent compilation cache is in %s (DMLSIM_COMPILATION_CACHE=0 "
+             "turns it off)", path)
+
+
 def enable_x64() -> None:
     if settings.x64 and not jax.config.jax_enable_x64:
         jax.config.update("jax_enable_x64", True)

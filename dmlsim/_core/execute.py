@@ -152,7 +152,7 @@ def _whole(cl, st, cache, touched) -> bool:
         return False
     again = again and (plan.fn is not None or plan.key is None)  # as it ran last time
     if plan.fn is None and plan.key is not None:
-        if not plan.eager and cache.get(plan.key) is None and \
+        if not plan.eager and not cl.compile_first and cache.get(plan.key) is None and \
                 config.settings.list_compile != "first" and cache.first_time(plan.key):
             return False  # executed once: record by record, compiled if it comes again
         try:

@@ -406,6 +406,7 @@ class Prepared:
         cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
         for buf, rb, _ in self._readbacks:
             cl.CopyResource(rb, buf)
+        cl.SetCompileOnFirstExecution(True)  # executed per call: compile its program once
         cl.Close()
         self._table = table
 

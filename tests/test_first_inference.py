@@ -1,0 +1,123 @@
+"""First inference (issue 27): a list executed many times compiles once, and JAX's persistent
+compilation cache lets the next process load instead of compile.
+
+- ``ID3D12GraphicsCommandList.SetCompileOnFirstExecution`` (a dmlsim addition): the first
+  execution runs the whole list as one program; without it the first execution runs record by
+  record and the second compiles (DMLSIM_LIST_COMPILE's default). ``dmlsim.onnx`` sessions and
+  ``dmlsim.run``'s prepared runners set it on the lists they execute per call.
+- The persistent cache: on by default for users (``~/.cache/dmlsim/jax``), off in these tests
+  (conftest) unless asked; asked for here in subprocesses with their own directory.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dmlsim as dml
+
+from helpers import Env, binding, tensor
+
+F32 = np.float32
+N = 8
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _list(env, compile_first):
+    t = tensor(F32, (N,))
+    add = env.compile(dml.DML_OPERATOR_DESC(dml.DML_OPERATOR_ELEMENT_WISE_ADD,
+                                            dml.DML_ELEMENT_WISE_ADD_OPERATOR_DESC(t, t, t)))
+    a, b, c = env.device_buffer(np.arange(N, dtype=F32)), env.buffer(4 * N), env.buffer(4 * N)
+    env.flush()
+    alloc = env.d3d.CreateCommandAllocator(dml.D3D12_COMMAND_LIST_TYPE_DIRECT)
+    cl = env.d3d.CreateCommandList(0, dml.D3D12_COMMAND_LIST_TYPE_DIRECT, alloc)
+    heap = env.heap(16)
+    cl.SetDescriptorHeaps([heap])
+    for src, dst, start in ((a, b, 0), (b, c, 8)):
+        table, _, _ = env.table(add, heap=heap, start=start)
+        table.BindInputs([binding(src), binding(src)])
+        table.BindOutputs([binding(dst)])
+        env.recorder.RecordDispatch(cl, add, table)
+        cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
+    if compile_first:
+        cl.SetCompileOnFirstExecution(True)
+    cl.Close()
+    env.keep += [heap, alloc]
+    return cl, c
+
+
+@pytest.mark.parametrize("compile_first", [False, True])
+def test_set_compile_on_first_execution_compiles_the_list_once(compile_first):
+    env = Env()
+    cl, c = _list(env, compile_first)
+    counts = env.d3d._core.plans.counts
+    before = counts["compiled"]
+    env.submit(cl)  # executes now: nothing is queued ahead
+    # with the hint, the first execution is the whole-list program; without it, record by record
+    assert counts["compiled"] - before == (1 if compile_first else 0)
+    env.flush()
+    np.testing.assert_array_equal(env.read_as(c, F32, N), np.arange(N, dtype=F32) * 4)
+    before = counts["compiled"]
+    env.submit(cl)
+    assert counts["compiled"] - before == 1  # the second: one program either way
+    env.flush()
+    np.testing.assert_array_equal(env.read_as(c, F32, N), np.arange(N, dtype=F32) * 4)
+
+
+def test_set_compile_on_first_execution_takes_a_bool():
+    env = Env()
+    with _strict():
+        with pytest.raises(dml.HResultError) as err:
+            env.cl.SetCompileOnFirstExecution(1)
+    assert err.value.hresult == dml.E_INVALIDARG and "Enable is 1" in err.value.message
+
+
+class _strict:
+    def __enter__(self):
+        dml.set_strict(True)
+
+    def __exit__(self, *exc):
+        dml.set_strict(False)
+
+
+_CHILD = """
+import sys, time
+sys.path.insert(0, {examples!r})
+import numpy as np
+import onnx_models
+import dmlsim.onnx as donnx
+model, shape = onnx_models.cnn()
+s = donnx.InferenceSession(model.SerializeToString())
+x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+t = time.perf_counter()
+y = s.run(None, {{"x": x}})[0]
+print(time.perf_counter() - t, float(y.sum()))
+"""
+
+
+def test_the_persistent_compilation_cache_serves_the_next_process(tmp_path):
+    cache = tmp_path / "jax-cache"
+    env = dict(os.environ, DMLSIM_COMPILATION_CACHE="1", DMLSIM_CACHE_DIR=str(cache),
+               PYTHONPATH=str(ROOT))
+    code = _CHILD.format(examples=str(ROOT / "examples"))
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append([float(v) for v in out.stdout.split()])
+        if len(runs) == 1:
+            entries = sorted(p.name for p in cache.iterdir())
+    assert entries, "the first process wrote no program into the cache"
+    assert sorted(p.name for p in cache.iterdir()) == entries  # the second compiled nothing new
+    assert runs[0][1] == runs[1][1]  # the same result, loaded instead of compiled
+
+
+def test_the_compilation_cache_is_off_in_the_tests_and_can_be_turned_off():
+    import jax
+    assert os.environ["DMLSIM_COMPILATION_CACHE"] == "0"
+    assert not jax.config.jax_compilation_cache_dir
