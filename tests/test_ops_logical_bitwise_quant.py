@@ -321,3 +321,39 @@ def test_clip_grad1_typed_bounds():
                   OutputGradientTensor=g, MinMaxDataType=dml.DML_TENSOR_DATA_TYPE_INT32,
                   Min=union(np.int32(0)), Max=union(np.int32(1)))
     assert "OutputGradientTensor.DataType" in msg
+
+
+def _nonzero(level, in_sizes, cnt_sizes, coord_sizes, x):
+    """NONZERO_COORDINATES compiled on a device of ``level`` with the given output sizes."""
+    td = dml.tensor_desc
+    with feature_level(level):
+        dev = dml.DMLCreateDevice(dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0), 0)
+    d = dml.DML_NONZERO_COORDINATES_OPERATOR_DESC(td(np.float32, in_sizes), td(U32, cnt_sizes),
+                                                 td(U32, coord_sizes))
+    c = dev.CompileOperator(dev.CreateOperator(
+        dml.DML_OPERATOR_DESC(dml.DML_OPERATOR_NONZERO_COORDINATES, d)), 0)
+    return dml.run_compiled(c, [td(np.float32, in_sizes)],
+                            [td(U32, cnt_sizes), td(U32, coord_sizes)], [x], device=dev)
+
+
+def test_nonzero_coordinates_takes_any_ranks_from_4_0_as_onnx_runtime_binds_them():
+    """The 4_0 tables: OutputCountTensor 1-8 dims (sizes all 1), OutputCoordinatesTensor 2-8
+    dims ({..., 1, M, N}); ONNX Runtime's DML provider binds {1} and {M, rank}."""
+    x = np.array([[1, 0, 2], [0, 3, 0]], np.float32)
+    cnt, coords = _nonzero(0x4000, [2, 3], [1], [6, 2], x)
+    assert_bits_equal(cnt, np.array([3], U32))
+    assert_bits_equal(coords, np.array([[0, 0], [0, 2], [1, 1], [0, 0], [0, 0], [0, 0]], U32))
+    cnt, coords = _nonzero(0x6400, [2, 3], [1, 1, 1], [1, 1, 6, 2], x)  # other ranks, same rule
+    assert_bits_equal(cnt.reshape(-1), np.array([3], U32))
+    with pytest.raises(dml.HResultError) as err:  # a leading size that is not 1
+        _nonzero(0x6400, [2, 3], [1], [2, 6, 2], x)
+    assert err.value.hresult == dml.E_INVALIDARG and "OutputCoordinatesTensor" in str(err.value)
+
+
+def test_nonzero_coordinates_keeps_the_3_0_ranks_below_4_0():
+    x = np.zeros((1, 1, 2, 3), np.float32)
+    with pytest.raises(dml.HResultError) as err:  # 3_0: 4-5 dims, tied to the input's
+        _nonzero(0x3000, [1, 1, 2, 3], [1], [1, 1, 6, 2], x)
+    assert err.value.hresult == dml.E_INVALIDARG
+    cnt, _ = _nonzero(0x3000, [1, 1, 2, 3], [1, 1, 1, 1], [1, 1, 6, 2], x)
+    assert_bits_equal(cnt.reshape(-1), np.array([0], U32))

@@ -1,8 +1,9 @@
 """DML_OPERATOR_NONZERO_COORDINATES (FL 3_0): the coordinates of the non-zero elements.
 
 OutputCountTensor (UINT32, every size 1) gets the count; OutputCoordinatesTensor ({1, 1, M,
-N}, or {1, 1, 1, M, N} for 5-D, UINT32) gets one row per non-zero element in ascending
-element order, M the input's element count and N at least its effective rank (DimensionCount
+N}, or {1, 1, 1, M, N} for 5-D, UINT32; from FL 4_0 any DimensionCount: the count's sizes all
+1, the coordinates' {..., 1, M, N}, as ONNX Runtime's DML provider binds {1} and {M, rank}) gets
+one row per non-zero element in ascending element order, M the input's element count and N at least its effective rank (DimensionCount
 without leading 1s) and at most its DimensionCount: each row is the last N coordinates.
 +0.0 and -0.0 are zero; NaN is not. The rows past the count are "undefined": dmlsim writes 0.
 """
@@ -13,6 +14,7 @@ from .._core import dtypes
 from .._core.registry import Example, OperatorDef, Sizes, register
 
 IN, CNT, COORD = "InputTensor", "OutputCountTensor", "OutputCoordinatesTensor"
+FL_4_0 = 0x4000  # from here the support tables take any ranks (1-8 count, 2-8 coordinates)
 
 
 def nonzero_coordinates(InputTensor, *, ctx):
@@ -47,6 +49,13 @@ def nonzero_sizes(spec, check):
     if not len(sizes) <= n <= rank:
         check.fail(f"OutputCoordinatesTensor's last size N is {n}; it must be between the "
                    f"input's effective rank {len(sizes)} and its DimensionCount {rank}")
+    if check.level >= FL_4_0:  # the tables decouple the ranks (ORT binds {1} and {M, rank})
+        cnt = spec.tensor.get(CNT)
+        count = list(cnt.sizes) if cnt is not None and set(cnt.sizes) == {1} else [1] * rank
+        lead = [1] * (len(given.sizes) - 2) if given is not None else [1] * (rank - 2)
+        return {CNT: Sizes(count, "sizes all 1 (any DimensionCount from FL 4_0)"),
+                COORD: Sizes(lead + [t.count, n], "InputTensor (M elements) and N, after "
+                             "leading 1s (any DimensionCount 2-8 from FL 4_0)")}
     lead = [1] * (rank - 2)
     return {CNT: Sizes([1] * rank, "InputTensor's DimensionCount"),
             COORD: Sizes(lead + [t.count, n], "InputTensor (M elements) and N")}
