@@ -20,6 +20,7 @@ dispatchable's name and type. Where DxDispatch prints UINT8/INT8 values as chara
 """
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -33,6 +34,17 @@ from .dxdispatch_parse import ModelError, enum_value, initial_values, load_text,
 from .run import _buffer, _device, _submit, slots
 
 _SCHEMA = Path(__file__).with_name("dxdispatch_schema.json")
+
+
+@functools.cache
+def _validator():
+    """The model schema's validator, built (and the schema checked) once per process."""
+    schema = json.loads(_SCHEMA.read_text())
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
 _NOT_DML = {"hlsl": "HLSL compute shaders"}
 
 
@@ -47,7 +59,9 @@ def load(path) -> dict:
                 "dispatchables": {name: {"type": "onnx", "sourcePath": Path(path).name}},
                 "$base": str(Path(path).resolve().parent)}
     model = load_text(path)
-    jsonschema.validate(model, json.loads(_SCHEMA.read_text()))
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(model))
+    if error is not None:  # what jsonschema.validate raises, without re-checking the schema
+        raise error
     for name, spec in model["dispatchables"].items():
         kind = str(spec["type"])
         if kind.lower() == "onnx":
