@@ -236,3 +236,54 @@ def test_the_schema_validator_is_built_once_and_still_names_the_mistake(tmp_path
         with pytest.raises(jsonschema.ValidationError):
             dxdispatch.load(str(path))
     assert checks == []  # the schema was not checked again
+
+
+def _add_model(dispatchable, bindings=None):
+    return {"resources": {"A": _buf("FLOAT32", [1, 2, 3, 4]), "B": _buf("FLOAT32", [1, 1, 1, 1]),
+                          "Out": _zeros("FLOAT32", 4)},
+            "dispatchables": {"add": dispatchable},
+            "commands": [{"type": "dispatch", "dispatchable": "add", "bindings": bindings or
+                          {"ATensor": "A", "BTensor": "B", "OutputTensor": "Out"}}]}
+
+
+_ADD_FIELDS = {"ATensor": _t("FLOAT32", [4]), "BTensor": _t("FLOAT32", [4]),
+               "OutputTensor": _t("FLOAT32", [4])}
+
+
+@pytest.mark.parametrize("form", ["desc", "Desc", "inline"])
+def test_a_desc_under_desc_capital_desc_or_inline(tmp_path, form):
+    """Guide.md writes "Desc"; DxDispatch's ParseDmlOperatorDesc falls back to the dispatchable
+    object itself when it has neither."""
+    d = {"type": "ELEMENT_WISE_ADD"}
+    d.update(_ADD_FIELDS if form == "inline" else {form: _ADD_FIELDS})
+    result, _ = _run(tmp_path, _add_model(d))
+    assert result["Out"].tolist() == [2, 3, 4, 5]
+
+
+def test_a_bind_point_given_the_wrong_number_of_resources_is_named(tmp_path):
+    model = _add_model({"type": "ELEMENT_WISE_ADD", "desc": _ADD_FIELDS},
+                       {"ATensor": ["A", "B"], "BTensor": "B", "OutputTensor": "Out"})
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(model))
+    with pytest.raises(ModelError, match=r"^Bind point 'ATensor' requires 1 resources, but 2 "
+                                         r"were bound\.$"):
+        dxdispatch.load(path)
+    assert cli.main(["dispatch", str(path)]) == 1  # refused before any work: no device removed
+
+
+@pytest.mark.parametrize("where", ["initializer", "writeFile"])
+def test_images_are_refused_by_name(tmp_path, where):
+    """DxDispatch converts images with WIC (Windows only); dmlsim names the file instead of
+    reading a JPEG's bytes as FLOAT32."""
+    model = _add_model({"type": "ELEMENT_WISE_ADD", "desc": _ADD_FIELDS})
+    if where == "initializer":
+        (tmp_path / "cat.jpg").write_bytes(b"\xff\xd8\xff\xe0 not really a jpeg")
+        model["resources"]["A"] = {"initialValuesDataType": "FLOAT32",
+                                   "initialValues": {"sourcePath": "cat.jpg"}}
+    else:
+        model["commands"].append({"type": "writeFile", "resource": "Out",
+                                  "targetPath": "out.png"})
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(model))
+    with pytest.raises(ModelError, match=r"(cat\.jpg|out\.png)' is an image: .*WIC"):
+        dxdispatch.run_model(dxdispatch.load(path), out=lambda s: None, output_dir=tmp_path)

@@ -29,8 +29,10 @@ import numpy as np
 
 from .._api import public as dml
 from .._core import dtypes
+from .._schema.operators_generated import OPERATORS
 from .dxdispatch_onnx import OnnxDispatchable, deferred_type
-from .dxdispatch_parse import ModelError, enum_value, initial_values, load_text, operator_desc
+from .dxdispatch_parse import ModelError, dispatchable_desc, enum_value, initial_values, \
+    load_text, operator_desc, refuse_image
 from .run import _buffer, _device, _submit, slots
 
 _SCHEMA = Path(__file__).with_name("dxdispatch_schema.json")
@@ -66,12 +68,38 @@ def load(path) -> dict:
         kind = str(spec["type"])
         if kind.lower() == "onnx":
             continue
-        if kind.lower() in _NOT_DML or not (kind.startswith("DML_OPERATOR_") or "desc" in spec):
+        is_op = kind.startswith("DML_OPERATOR_") or f"DML_OPERATOR_{kind}" in OPERATORS or \
+            "desc" in spec or "Desc" in spec
+        if kind.lower() in _NOT_DML or not is_op:
             what = _NOT_DML.get(kind.lower(), "serialized graphs and other non-operator types")
             raise ModelError(f"dispatchable '{name}': type '{kind}' is not supported by dmlsim "
                              f"({what}); dmlsim runs DirectML operator and ONNX dispatchables")
+    for command in model["commands"]:
+        if str(command.get("type", "")).lower() == "writefile":
+            refuse_image(command.get("targetPath", ""), "writeFile targetPath")
+        if str(command.get("type", "")).lower() == "dispatch":
+            _check_bind_counts(model, command)
     model["$base"] = str(Path(path).resolve().parent)
     return model
+
+
+def _check_bind_counts(model, command) -> None:
+    """DxDispatch's check: a bind point gets as many resources as its tensor field has
+    tensors (an array field: its count), before anything runs."""
+    spec = model["dispatchables"].get(command.get("dispatchable"))
+    if spec is None or str(spec["type"]).lower() == "onnx":
+        return
+    desc = operator_desc(spec["type"], dispatchable_desc(spec))
+    need: dict = {}
+    for f, _, t in slots(desc, "inputs") + slots(desc, "outputs"):
+        if t is not None:
+            need[f] = need.get(f, 0) + 1
+    for field, value in command.get("bindings", {}).items():
+        if field in need:
+            got = len(value) if isinstance(value, list) else 1
+            if got != need[field]:
+                raise ModelError(f"Bind point '{field}' requires {need[field]} resources, but "
+                                 f"{got} were bound.")
 
 
 class _Resource:
@@ -118,7 +146,7 @@ class _Dispatchable:
 
     def __init__(self, name, spec, dev):
         self.name = name
-        self.desc = operator_desc(spec["type"], spec.get("desc", {}))
+        self.desc = operator_desc(spec["type"], dispatchable_desc(spec))
         flags = enum_value(spec.get("executionFlags", []), "DML_EXECUTION_FLAGS")
         op = dev.CreateOperator(self.desc)
         self.ins, self.outs = slots(self.desc, "inputs"), slots(self.desc, "outputs")

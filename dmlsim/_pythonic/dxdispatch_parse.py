@@ -150,7 +150,33 @@ def initial_values(spec: dict, base: Path) -> tuple[bytes, int]:
     return data, dt
 
 
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff")
+
+
+def refuse_image(path, what: str) -> None:
+    """DxDispatch reads and writes images through WIC (ReadTensorFromImage /
+    WriteTensorToImage), which exists only on Windows; dmlsim refuses them by name."""
+    if Path(str(path)).suffix.lower() in IMAGE_SUFFIXES:
+        raise ModelError(f"{what} '{path}' is an image: DxDispatch converts images with WIC "
+                         "(ReadTensorFromImage / WriteTensorToImage), which is not implemented "
+                         "off Windows; give dmlsim a .npy file or raw bytes instead")
+
+
+def dispatchable_desc(spec: dict) -> dict:
+    """A DML dispatchable's operator fields: under "desc" (or "Desc", as DxDispatch's Guide.md
+    writes it), else written inline in the dispatchable object itself, which DxDispatch's
+    ParseDmlOperatorDesc falls back to."""
+    for key in ("desc", "Desc"):
+        if key in spec:
+            return spec[key]
+    return {k: v for k, v in spec.items() if k not in DISPATCHABLE_KEYS}
+
+
+DISPATCHABLE_KEYS = ("type", "executionFlags", "dmlCompileType", "bindings")
+
+
 def _from_file(base: Path, source: str) -> tuple[bytes, int]:
+    refuse_image(source, "initialValues sourcePath")
     path = base / source
     if not path.exists():
         path = Path(source).absolute()
