@@ -103,3 +103,14 @@ def test_the_plan_cache_evicts_least_recently_used_first():
     assert made == ["a", "b", "c"] and list(cache.programs) == [("a",), ("c",)]
     assert cache.first_time(("d",)) and not cache.first_time(("d",))
     assert not cache.first_time(("a",))  # compiled already
+
+
+def test_a_graph_compiled_again_runs_the_program_it_compiled_before():
+    """CompileGraph of a graph already compiled shares its program (the graph's signature is
+    its structure, not its identity)."""
+    env = Env()
+    _dmlx_once(env.dml)
+    plans = env.d3d._core.plans
+    traced = plans.counts["traced"]
+    _dmlx_once(env.dml)  # a new Graph, the same nodes: CompileGraph again
+    assert plans.counts["traced"] == traced

@@ -54,3 +54,24 @@ def test_session_arguments_are_checked():
         with pytest.raises(dml.HResultError) as e:
             donnx.InferenceSession(model, **kwargs)
         assert e.value.hresult == dml.E_INVALIDARG and words in e.value.message
+
+
+def test_an_array_of_the_wrong_shape_names_the_input_and_the_sizes():
+    """A compiled dmlx graph (and every prepared runner: sessions, dmlsim.run_compiled) given
+    an array that does not fit says which input and what sizes it needed, instead of NumPy's
+    broadcast error; a shape that broadcasts is still taken."""
+    from dmlsim import dmlx
+    dev = dml.DMLCreateDevice(dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0), 0)
+    g = dmlx.Graph(dev)
+    a = dmlx.InputTensor(g, 0, dmlx.TensorDesc(dml.DML_TENSOR_DATA_TYPE_FLOAT32, 0, [1, 1, 2, 3]))
+    f = g.compile([a * 2.0])
+    for bad in (np.ones((1, 1, 3, 2), np.float32), np.ones(5, np.float32)):
+        with pytest.raises(dml.HResultError) as err:
+            f(bad)
+        assert err.value.hresult == dml.E_INVALIDARG
+        assert err.value.message == (f"input 0: an array of shape {bad.shape} does not fit the "
+                                     "tensor's sizes [1, 1, 2, 3] (give that shape, or one that "
+                                     "broadcasts to it)")
+    np.testing.assert_array_equal(f(np.float32(3)), np.full((1, 1, 2, 3), 6, np.float32))
+    np.testing.assert_array_equal(f(np.ones((1, 1, 2, 3), np.float32)),
+                                  np.full((1, 1, 2, 3), 2, np.float32))

@@ -198,10 +198,18 @@ def _index(sizes, strides):
     return index
 
 
-def store(raw, t, values) -> None:
+def store(raw, t, values, slot="an input") -> None:
     """Write ``values`` (broadcast to ``t.sizes``) into the host bytes ``raw`` (a uint8
-    array: a Map or a staging copy) at tensor ``t``'s element positions, in place."""
-    v = np.broadcast_to(np.asarray(values, dtype=t.np_dtype), t.sizes)
+    array: a Map or a staging copy) at tensor ``t``'s element positions, in place. An array
+    that does not fit is E_INVALIDARG naming ``slot`` and the sizes it needed."""
+    try:
+        v = np.broadcast_to(np.asarray(values, dtype=t.np_dtype), t.sizes)
+    except (ValueError, TypeError):
+        shape = getattr(values, "shape", None)
+        got = f"an array of shape {tuple(shape)}" if shape is not None else repr(values)[:60]
+        raise dml.HResultError(dml.E_INVALIDARG, f"{slot}: {got} does not fit the tensor's "
+                               f"sizes {list(t.sizes)} (give that shape, or one that "
+                               "broadcasts to it)") from None
     if dtypes.is_packed4(t.data_type):
         dtypes.host_write(raw, dtypes.nibble_indices(0, t.sizes, t.strides), v)
         return
@@ -211,6 +219,12 @@ def store(raw, t, values) -> None:
         flat[:v.size] = v.reshape(-1)
     else:
         flat[index] = v
+
+
+def slot_label(k, field, idx) -> str:
+    """How an error names input slot ``k``: "input 0 (ATensor)", "input 2 (InputTensors[1])"."""
+    name = field if idx is None else f"{field}[{idx}]"
+    return f"input {k} ({name})" if name and not str(name).startswith("input") else f"input {k}"
 
 
 def load(raw, t) -> np.ndarray:
@@ -297,9 +311,9 @@ def execute(st, compiled, ins, outs, arrays) -> list:
     recorder = dev.CreateCommandRecorder()
     keep: list = []
 
-    def upload(arr, t):
+    def upload(arr, t, slot):
         data = np.zeros(t.total_bytes, np.uint8)
-        store(data, t, arr)
+        store(data, t, arr, slot)
         up = _buffer(d3d, t.total_bytes, 2)
         dst = _buffer(d3d, t.total_bytes, 1)
         up.Map(0, None)[:t.total_bytes] = data
@@ -312,11 +326,11 @@ def execute(st, compiled, ins, outs, arrays) -> list:
                                                               persistent, 0,
                                                               props_e.PersistentResourceSize)))
     in_bindings = []
-    for (_, _, t), a in zip(ins, arrays):
+    for k, ((field, idx, t), a) in enumerate(zip(ins, arrays)):
         if t is None or t.owned_by_dml or a is None:
             in_bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_NONE, None))
             continue
-        buf, up = upload(a, t)
+        buf, up = upload(a, t, slot_label(k, field, idx))
         keep.append(up)
         in_bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
                                                 dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes)))
@@ -412,11 +426,11 @@ class Prepared:
 
     def __call__(self, arrays) -> list:
         st = self.st
-        for entry, a in zip(self._uploads, arrays):
+        for k, (entry, a) in enumerate(zip(self._uploads, arrays)):
             if entry is None:
                 continue
             up, _, t = entry
-            store(up.Map(0, None), t, a)
+            store(up.Map(0, None), t, a, slot_label(k, *self.ins[k][:2]))
             up.Unmap(0, None)
         _submit(st, self._cl)  # closed once, executed again each call
         out = []
@@ -437,13 +451,13 @@ def execute_init(st, compiled, ins, arrays):
     if props_e.PersistentResourceSize:
         persistent = _buffer(d3d, props_e.PersistentResourceSize, 1)
         items = []
-        for (_, _, t), a in zip(ins, arrays):
+        for k, ((field, idx, t), a) in enumerate(zip(ins, arrays)):
             if t is None or not t.owned_by_dml or a is None:
                 items.append(None)
                 continue
             up, buf = _buffer(d3d, t.total_bytes, 2), _buffer(d3d, t.total_bytes, 1)
             data = np.zeros(t.total_bytes, np.uint8)
-            store(data, t, a)
+            store(data, t, a, slot_label(k, field, idx))
             up.Map(0, None)[:t.total_bytes] = data
             cl.CopyBufferRegion(buf, 0, up, 0, t.total_bytes)
             keep += [up, buf]
