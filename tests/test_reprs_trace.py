@@ -244,7 +244,29 @@ def test_trace_plot(traced):
     ax = t.plot()
     assert [tick.get_text() for tick in ax.get_yticklabels()] == ["A", "B"]
     assert len(ax.collections) == len(t.events)  # one bar per item
+    assert ax.get_xlabel() == "host time since the trace started (ms)"
+    last_ms = (max(max(e.end_ns, e.complete_ns or 0) for e in t.events) - t.t0) / 1e6
+    assert last_ms * 0.99 <= ax.get_xlim()[1] <= last_ms * 1.5  # bars in ms, not µs
     plt.close(ax.figure)
+
+
+def test_operators_and_compiled_graphs_say_what_they_compute():
+    from dmlsim import dmlx
+    dev = dml.DMLCreateDevice(dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0), 0)
+    t = dml.tensor_desc(np.float32, [2, 3])
+    op = dev.CreateOperator(dml.DML_OPERATOR_DESC(
+        dml.DML_OPERATOR_ELEMENT_WISE_IDENTITY, dml.DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC(t, t)))
+    assert repr(op) == ("<IDMLOperator DML_OPERATOR_ELEMENT_WISE_IDENTITY: InputTensor FLOAT32 "
+                        "[2, 3] -> OutputTensor FLOAT32 [2, 3]>")
+    assert repr(dev.CompileOperator(op, 0)).startswith(
+        "<IDMLCompiledOperator DML_OPERATOR_ELEMENT_WISE_IDENTITY, flags 0x0: InputTensor")
+    g = dmlx.Graph(dev)
+    a = dmlx.InputTensor(g, 0, dmlx.TensorDesc(dml.DML_TENSOR_DATA_TYPE_FLOAT16, 0, [1, 1, 2, 3]))
+    assert repr(g.Compile(0, [a * 2.0, a + 1.0])).startswith(
+        "<IDMLCompiledOperator compiled graph (2 nodes), flags 0x0: input 0 (graph input 0) "
+        "FLOAT16 [1, 1, 2, 3] -> output 0")
+    assert repr(g.compile([a * 2.0])) == \
+        "<dmlx.Compiled input 0 FLOAT16 [1, 1, 2, 3] -> output 0 FLOAT16 [1, 1, 2, 3]>"
 
 
 def test_trace_is_exclusive_and_always_switched_off():

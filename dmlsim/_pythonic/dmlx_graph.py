@@ -274,6 +274,12 @@ class Compiled:
         self._packed = all(t is None or t.strides == dtypes.packed_strides(t.sizes)
                            for _, _, t in list(ins) + list(outs))
 
+    def __repr__(self):
+        def text(rows):
+            return ", ".join(f"{f} {dtypes.SHORT_NAMES.get(t.data_type)} {list(t.sizes)}"
+                             for f, _, t in rows if t is not None) or "none"
+        return f"<dmlx.Compiled {text(self.ins)} -> {text(self.outs)}>"
+
     def __call__(self, *arrays, **named):
         arrays = list(arrays) + [None] * (len(self.ins) - len(arrays))
         for key, value in named.items():

@@ -11,7 +11,7 @@ from html import escape
 
 from .._api import d3d12_types as T
 from .._api.d3d12 import ID3D12DescriptorHeap, ID3D12GraphicsCommandList, ID3D12Resource
-from .._api.dml import IDMLBindingTable
+from .._api.dml import IDMLBindingTable, IDMLCompiledOperator, IDMLOperator
 from .._core import commands as C, dtypes
 from .._core.dml import DmlDispatch
 from .._schema.enums_generated import DML_TENSOR_FLAGS
@@ -247,6 +247,38 @@ def tensor_desc_html(desc) -> str:
     return _box(title, "", _table(None, rows))
 
 
+def tensor_text(data_type, sizes) -> str:
+    """``FLOAT32 [2, 3]``: a tensor's type and sizes."""
+    return f"{dtypes.SHORT_NAMES.get(int(data_type), data_type)} {list(sizes)}"
+
+
+def _slots_text(rows) -> str:
+    return ", ".join(f"{label} {tensor_text(t.data_type, t.sizes)}" for label, t in rows
+                     if t is not None) or "none"
+
+
+def operator_repr(op) -> str:
+    """``<IDMLOperator DML_OPERATOR_ELEMENT_WISE_IDENTITY: InputTensor FLOAT32 [2, 3] ->
+    OutputTensor FLOAT32 [2, 3]>``; a compiled operator adds its flags, a compiled graph says
+    its node count and its graph inputs and outputs."""
+    c = op._core
+    kind = type(op).__name__
+    if hasattr(c, "spec"):
+        spec = c.spec
+        label = lambda f, i: f if i is None else f"{f}[{i}]"  # noqa: E731
+        ins = [(label(f, i), t) for f, i, t in spec.slots("input")]
+        outs = [(label(f, i), t) for f, i, t in spec.slots("output")]
+        flags = f", flags 0x{c.flags:X}" if hasattr(c, "flags") else ""
+        head = f"{spec.name}{flags}"
+    else:  # a compiled graph
+        ins = [(s.label, s.spec) for s in c.layout.inputs]
+        outs = [(s.label, s.spec) for s in c.layout.outputs]
+        head = f"{c.layout.name.removeprefix('the ')}, flags 0x{c.flags:X}"
+    name = f" '{c.name}'" if getattr(c, "name", "") else ""
+    return f"<{kind}{name} {head}: {_slots_text(ins)} -> {_slots_text(outs)}>"
+
+
+IDMLOperator.__repr__ = IDMLCompiledOperator.__repr__ = operator_repr
 ID3D12Resource.__repr__, ID3D12Resource._repr_html_ = resource_repr, resource_html
 ID3D12DescriptorHeap.__repr__, ID3D12DescriptorHeap._repr_html_ = heap_repr, heap_html
 IDMLBindingTable.__repr__, IDMLBindingTable._repr_html_ = binding_table_repr, binding_table_html

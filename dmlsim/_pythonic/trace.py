@@ -130,19 +130,20 @@ class Trace:
         if own:
             _, ax = plt.subplots(figsize=(9, 1 + 0.6 * max(1, len(self.queues))))
         rows = {label: i for i, label in enumerate(self.queues.values())}
-        span = max([self._us(e.end_ns) for e in self.events] or [1])
+        ms = lambda ns: self._us(ns) / 1000  # noqa: E731 -- the axis is in milliseconds
+        span = max([ms(e.end_ns) for e in self.events] or [1])
         for e in self.events:
-            y, x, w = rows[e.queue], self._us(e.start_ns), (e.end_ns - e.start_ns) / 1000
+            y, x, w = rows[e.queue], ms(e.start_ns), (e.end_ns - e.start_ns) / 1e6
             ax.broken_barh([(x, w)], (y - 0.35, 0.7), facecolors=COLORS[e.kind],
                            edgecolors="white", linewidth=0.5)
             if w > 0.15 * span:  # room for a label
                 ax.text(x + w / 2, y, e.name, ha="center", va="center", fontsize="small",
                         clip_on=True)
             if e.complete_ns is not None:
-                ax.plot([self._us(e.complete_ns)], [y], marker="|", markersize=18, color="k")
+                ax.plot([ms(e.complete_ns)], [y], marker="|", markersize=18, color="k")
         ax.set_yticks(range(len(rows)), list(rows))
         ax.set_ylim(len(rows) - 0.5, -0.5)
-        ax.set_xlabel("host time since the trace started (µs)")
+        ax.set_xlabel("host time since the trace started (ms)")
         ax.legend(handles=[Patch(color=c, label=k) for k, c in COLORS.items()],
                   loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
         if own:
