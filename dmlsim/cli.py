@@ -51,6 +51,62 @@ def _dispatch(args) -> int:
     return 0
 
 
+class _Usage(Exception):
+    """A command-line mistake, answered in one line with exit status 2 before any work."""
+
+
+def _model_path(path) -> str:
+    if not os.path.exists(path):
+        raise _Usage(f"{path}: no such file or folder")
+    return path
+
+
+def _model_inputs(path) -> list:
+    """The graph inputs an ONNX file feeds (initializers excluded), read without lowering."""
+    import onnx  # lazily: the [onnx] extra
+    try:
+        graph = onnx.load(path, load_external_data=False).graph
+    except Exception:  # noqa: BLE001 -- a broken file: the session names it, later
+        return []
+    inits = {i.name for i in graph.initializer}
+    return [i.name for i in graph.input if i.name not in inits]
+
+
+def _read_inputs(args, model) -> dict:
+    """``--input NAME=FILE.npy`` (or ``FILE.npz``: every array by its name; ``NAME=FILE.npz``
+    holding one array), checked against the model's inputs before anything is lowered."""
+    import numpy as np
+    feeds = {}
+    for item in args.input or []:
+        name, sep, path = item.partition("=")
+        if not sep:
+            name, path = None, item
+        if not os.path.isfile(path):
+            raise _Usage(f"--input {item}: no such file {path!r}")
+        try:
+            data = np.load(path, allow_pickle=False)
+        except Exception as e:  # noqa: BLE001 -- anything np.load refuses
+            raise _Usage(f"--input {item}: not a .npy or .npz file ({e})") from None
+        if isinstance(data, np.lib.npyio.NpzFile):
+            arrays = {k: data[k] for k in data.files}
+            if name is not None:
+                if len(arrays) != 1:
+                    raise _Usage(f"--input {item}: {path} holds {len(arrays)} arrays "
+                                 f"({', '.join(arrays)}); give FILE.npz alone to feed each "
+                                 "by its name")
+                arrays = {name: next(iter(arrays.values()))}
+            feeds.update(arrays)
+        elif name is None:
+            raise _Usage(f"--input {item}: give NAME=FILE.npy (a .npz file names its arrays)")
+        else:
+            feeds[name] = data
+    known = _model_inputs(model) if feeds else []
+    for name in feeds:
+        if known and name not in known:
+            raise _Usage(f"'{name}' is not an input; inputs: {', '.join(known)}")
+    return feeds
+
+
 def _onnx_session(args):
     from . import onnx as donnx  # lazily: onnx is an optional dependency (the [onnx] extra)
     opts = donnx.SessionOptions()
@@ -79,11 +135,8 @@ def _lower(args) -> int:
 
 def _run(args) -> int:
     import numpy as np
+    feeds = _read_inputs(args, _model_path(args.model))
     session = _onnx_session(args)
-    feeds = {}
-    for item in args.input or []:
-        name, _, path = item.partition("=")
-        feeds[name] = np.load(path)
     for name, value in zip(session.output_names, session.run(None, feeds)):
         if args.output:
             np.save(f"{args.output.rstrip('/')}/{name}.npy", value)
@@ -120,10 +173,8 @@ def _generate(args) -> int:
 def _compare(args) -> int:
     import numpy as np
     from . import onnx as donnx  # lazily, as above: the [onnx] extra
-    feeds, model = {}, args.model
-    for item in args.input or []:
-        name, _, path = item.partition("=")
-        feeds[name] = np.load(path)
+    model = _model_path(args.model)
+    feeds = {} if os.path.isdir(model) else _read_inputs(args, model)
     if os.path.isdir(args.model):  # a genai model folder: the prefill of --prompt
         from . import genai
         if args.prompt is None:
@@ -174,13 +225,17 @@ def main(argv=None) -> int:
         c.add_argument("--dim", action="append", metavar="NAME=SIZE",
                        help="fix a symbolic dimension (ONNX Runtime's free-dimension override)")
         if name == "run":
-            c.add_argument("--input", action="append", metavar="NAME=FILE.npy")
+            c.add_argument("--input", action="append", metavar="NAME=FILE.npy",
+                           help="an input array (repeat per input); FILE.npz feeds each of its "
+                                "arrays by name")
             c.add_argument("--output", metavar="DIR", help="save each output as DIR/NAME.npy")
         c.set_defaults(fn=fn)
     c = sub.add_parser("compare", help="where an ONNX model's DML result leaves a float64 "
                                        "reference, node by node")
     c.add_argument("model", help="an .onnx file, or a genai model folder (with --prompt)")
-    c.add_argument("--input", action="append", metavar="NAME=FILE.npy")
+    c.add_argument("--input", action="append", metavar="NAME=FILE.npy",
+                   help="an input array (repeat per input); FILE.npz feeds each of its arrays "
+                        "by name")
     c.add_argument("--prompt", help="for a genai model folder: compare the prefill of TEXT")
     c.add_argument("--half-precision", action="store_true",
                    help="compile with DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION")
@@ -215,6 +270,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         return args.fn(args)
+    except _Usage as e:
+        print(f"dmlsim {args.command}: {e}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # `dmlsim ops | head`: the reader left; nothing more to say
         sys.stdout = open(os.devnull, "w")
         return 0

@@ -75,3 +75,42 @@ def test_an_array_of_the_wrong_shape_names_the_input_and_the_sizes():
     np.testing.assert_array_equal(f(np.float32(3)), np.full((1, 1, 2, 3), 6, np.float32))
     np.testing.assert_array_equal(f(np.ones((1, 1, 2, 3), np.float32)),
                                   np.full((1, 1, 2, 3), 2, np.float32))
+
+
+def test_cli_input_mistakes_are_one_line_and_exit_2_before_any_lowering(tmp_path, capsys):
+    """``run`` / ``compare``: a missing model or input file, an .npy without a name, a name the
+    model does not have: one line on stderr, exit status 2, nothing lowered. A .npz feeds each
+    of its arrays by name."""
+    from dmlsim import cli
+    model = "tests/models/onnx_gemm.onnx"  # inputs A0, B0, A1, B1
+    np.save(tmp_path / "x.npy", np.ones((3, 2), np.float32))
+    np.savez(tmp_path / "two.npz", a=np.ones(2), b=np.ones(3))
+    cases = {
+        f"nope={tmp_path / 'x.npy'}": "'nope' is not an input; inputs: A0, B0, A1, B1",
+        f"A0={tmp_path / 'missing.npy'}": "no such file",
+        str(tmp_path / "x.npy"): "give NAME=FILE.npy",
+        f"A0={tmp_path / 'two.npz'}": "holds 2 arrays (a, b)",
+    }
+    for command in ("run", "compare"):
+        for item, says in cases.items():
+            assert cli.main([command, model, "--input", item]) == 2
+            err = capsys.readouterr().err.strip().splitlines()
+            assert len(err) == 1 and err[0].startswith(f"dmlsim {command}: ") and says in err[0]
+    assert cli.main(["run", str(tmp_path / "none.onnx")]) == 2
+    assert "none.onnx: no such file or folder" in capsys.readouterr().err
+
+
+def test_cli_takes_a_npz_of_every_input(tmp_path, capsys):
+    import onnxruntime as ort
+    from dmlsim import cli
+    model = "tests/models/onnx_gemm.onnx"
+    sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    feeds = {a.name: rng.standard_normal([d if isinstance(d, int) else 1 for d in a.shape])
+             .astype(np.float32) for a in sess.get_inputs()}
+    np.savez(tmp_path / "in.npz", **feeds)
+    assert cli.main(["run", model, "--input", str(tmp_path / "in.npz"),
+                     "--output", str(tmp_path)]) == 0
+    for a, want in zip(sess.get_outputs(), sess.run(None, feeds)):
+        np.testing.assert_allclose(np.load(tmp_path / f"{a.name}.npy"), want, rtol=1e-5,
+                                   atol=1e-6)
