@@ -28,7 +28,8 @@ from .hresult import DXGI_ERROR_DEVICE_REMOVED, E_INVALIDARG, E_NOTIMPL, FAULT, 
     Misuse, fail, hresult_name
 from .layout import OPTIONAL, BindingLayout, align_up, initializer_layout, operator_layout
 from .resources import Device, Range
-from .steps import View, temporary
+from .memory import DeviceMemory
+from .steps import View
 from .tensor import OpSpec
 
 def fault(message: str):
@@ -306,7 +307,7 @@ def _store(b, src: Range, s, dst_mem, dst_offset: int) -> None:
         b.copy(dst_mem, dst_offset, src_mem, offset, n)
         return
     if src_mem.host:  # the values go through a device copy of the bytes
-        tmp = temporary(n, dst_mem.device)
+        tmp = DeviceMemory(n, dst_mem.device)
         b.copy(tmp, 0, src_mem, offset, n)
         src_mem, offset = tmp, 0
     b.store(View(b.mem(src_mem), offset, s.spec), View(b.mem(dst_mem), dst_offset, s.stored))

@@ -102,7 +102,8 @@ def execute(cl, touched: set, cache: PlanCache, whole: bool = True) -> None:
             break
     if whole and ready and st.traceable and config.settings.list_compile != "0":
         plan = st.last_plan
-        if plan is not None and plan.fn is not None and _unchanged(st):  # as it ran last time
+        if plan is not None and (plan.fn is not None or plan.key is None) and \
+                _unchanged(st):  # as it ran last time: its program is there (or it needs none)
             plan.launch(cache, touched)
             counts = cache.counts
             counts["compiled"] += 1
@@ -136,8 +137,7 @@ def _unchanged(st) -> bool:
 def _whole(cl, st, cache, touched) -> bool:
     """Run ``cl`` as one program; False when declined (nothing was done)."""
     versions = tuple(h.version for h in st.range_heaps)
-    again = versions == st.last_versions
-    if again:
+    if versions == st.last_versions:  # selected before, not compiled yet (or declined)
         plan = st.last_plan
     else:
         key = [h.slots[a:b] for h, a, b in st.ranges]
@@ -150,7 +150,6 @@ def _whole(cl, st, cache, touched) -> bool:
         st.last_versions, st.last_plan = versions, plan
     if plan is None:
         return False
-    again = again and (plan.fn is not None or plan.key is None)  # as it ran last time
     if plan.fn is None and plan.key is not None:
         if not plan.eager and not cl.compile_first and cache.get(plan.key) is None and \
                 config.settings.list_compile != "first" and cache.first_time(plan.key):
@@ -161,11 +160,9 @@ def _whole(cl, st, cache, touched) -> bool:
             st.plans = {k: (None if p is plan else p) for k, p in st.plans.items()}
             st.last_plan = None
             return False
-    else:
+    else:  # a plan of these descriptors compiled before (another selection in between)
         plan.launch(cache, touched)
     cache.counts["compiled"] += 1
-    if again:
-        cache.counts["again"] += 1
     return True
 
 

@@ -358,19 +358,6 @@ class Queue:
         dev = self.device
         if dev.removed:
             return
-        if not self.items and not dev.observers and not dev.released and \
-                config.settings.trace is None:  # the common case: run each list now
-            self.open_marker = None
-            touched, plans = self.touched, dev.plans
-            for i, cl in enumerate(lists):
-                try:
-                    execute.execute(cl, touched, plans)
-                except HResultError as err:
-                    self._fault(err)
-                    lists = lists[:i + 1]
-                    break
-            self._mark(lists)
-            return
         if self.items:
             self.submit(Execute(tuple(Submitted(cl) for cl in lists)))
         elif config.settings.trace is not None:

@@ -30,7 +30,7 @@ import numpy as np
 from jax import lax
 
 from .dtypes import UNSIGNED_OF_SIZE
-from .memory import DeviceMemory, Group, convert, unit
+from .memory import Group, convert, unit
 from .views import apply_dispatch, read_view, write_view
 
 # A plan keeps the buffers of up to this many bytes it writes in one Group (one argument and
@@ -57,6 +57,12 @@ class Env(NamedTuple):
 
 # ---- steps ---------------------------------------------------------------------------------
 
+def _structural_key(step) -> tuple:
+    """The key of a step whose fields are all structure (indices, counts, views): its kind
+    and its fields."""
+    return (type(step).__name__,) + tuple(step)
+
+
 class Copy(NamedTuple):
     """``n`` words of ``k`` bytes from memory ``src`` to memory ``dst``; the word offsets are
     operands ``scalars[at]`` (destination) and ``scalars[at + 1]`` (source)."""
@@ -66,9 +72,7 @@ class Copy(NamedTuple):
     k: int
     at: int
 
-    @property
-    def key(self):
-        return ("copy",) + tuple(self)
+    key = property(_structural_key)
 
     def apply(self, cur, env):
         u = UNSIGNED_OF_SIZE[self.k]
@@ -87,9 +91,7 @@ class Upload(NamedTuple):
     k: int
     at: int
 
-    @property
-    def key(self):
-        return ("upload",) + tuple(self)
+    key = property(_structural_key)
 
     def apply(self, cur, env):
         cur[self.dst] = lax.dynamic_update_slice(
@@ -105,9 +107,7 @@ class Readback(NamedTuple):
     k: int
     at: int
 
-    @property
-    def key(self):
-        return ("readback",) + tuple(self)
+    key = property(_structural_key)
 
     def apply(self, cur, env):
         env.outs.append(lax.dynamic_slice(convert(cur[self.src], UNSIGNED_OF_SIZE[self.k]),
@@ -140,9 +140,7 @@ class Store(NamedTuple):
     src: View
     dst: View
 
-    @property
-    def key(self):
-        return ("store",) + tuple(self)
+    key = property(_structural_key)
 
     def apply(self, cur, env):
         s, d = self.src, self.dst
@@ -397,8 +395,3 @@ def _gather_program(layout):
     def gather(*sources):
         return jnp.concatenate([lax.slice(sources[k], (at,), (at + n,)) for k, at, n in layout])
     return gather
-
-
-def temporary(nbytes: int, device) -> DeviceMemory:
-    """A device memory of its own (an initializer's staging copy of UPLOAD bytes)."""
-    return DeviceMemory(nbytes, device)

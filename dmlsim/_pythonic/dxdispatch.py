@@ -38,7 +38,7 @@ from .run import _buffer, _device, _submit, slots
 _SCHEMA = Path(__file__).with_name("dxdispatch_schema.json")
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1)  # one schema: one validator
 def _validator():
     """The model schema's validator, built (and the schema checked) once per process."""
     schema = json.loads(_SCHEMA.read_text())
