@@ -9,6 +9,7 @@ DML_FEATURE_LEVEL_6_4, and the operator's examples. tests/test_docs.py fails whe
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -17,12 +18,118 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from dmlsim._schema import enums_generated  # noqa: E402
+
 
 def _fmt(a) -> str:
     if isinstance(a, (list, tuple)) and a and not np.isscalar(a[0]):  # a tensor array
         return "[" + "; ".join(_fmt(t) for t in a) + "]"
     a = np.asarray(a)
     return f"{a.dtype} {np.array2string(a, separator=', ', threshold=20).replace(chr(10), ' ')}"
+
+
+def _literal(a, prefix: str = "") -> str:
+    """``a`` (an array) as Python source that rebuilds it bit for bit; rows after the first
+    line up under the first when the source follows ``prefix``."""
+    a = np.asarray(a)
+    body = np.array2string(a, separator=", ", threshold=sys.maxsize, floatmode="unique",
+                           max_line_width=sys.maxsize, prefix=prefix + "np.array(")
+    body = re.sub(r"\bnan\b", "np.nan", re.sub(r"\binf\b", "np.inf", body))
+    return f"np.array({body}, dtype={_dtype(a.dtype)})"
+
+
+def _dtype(dtype) -> str:
+    """A dtype as source: NumPy's, or ml_dtypes' for INT4/UINT4."""
+    name = np.dtype(dtype).name
+    return f"np.{name}" if hasattr(np, name) else f"ml_dtypes.{name}"
+
+
+def _attr(field: dict, value) -> str:
+    """An attribute as source: an enum member by its name where the field is an enum."""
+    cls = getattr(enums_generated, str(field["type"]), None)
+    if cls is not None and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        try:
+            return "dml." + cls(int(value)).name
+        except ValueError:
+            pass
+    if isinstance(value, (list, tuple)) and cls is not None:
+        items = ", ".join(_attr(field, v) for v in value)
+        return f"[{items}]" if isinstance(value, list) else f"({items}{',' * (len(value) == 1)})"
+    if isinstance(value, (float, np.floating)) and not np.isfinite(value):
+        kind = "float" if isinstance(value, float) else f"np.{np.asarray(value).dtype.name}"
+        return f"{kind}({str(float(value))!r})"
+    return repr(value)
+
+
+def _fits(desc, value) -> bool:
+    """Whether the inferred output ``desc`` (or list of them) holds ``value`` as the example
+    writes it: the same data type and element count."""
+    from dmlsim import tensor_desc
+    if isinstance(desc, list):
+        return len(desc) == len(value) and all(_fits(d, v) for d, v in zip(desc, value))
+    if desc is None:
+        return False
+    value = np.asarray(value)
+    return (desc.Desc.DataType == tensor_desc(value).Desc.DataType and
+            int(np.prod(desc.Desc.Sizes)) == value.size)
+
+
+def example_code(schema: dict, ex) -> str:
+    """Example ``ex`` of the operator ``schema`` as a runnable ``dml.run`` program that leaves
+    the results in ``out``; outputs the shape rule infers are left to ``operator_desc``."""
+    from dmlsim import HResultError, infer_outputs, operator_desc
+    fields = {f["name"]: f for f in schema["fields"]}
+    short = schema["name"][len("DML_OPERATOR_"):]
+    code, args, kw, probe = ["import numpy as np", "import dmlsim as dml", ""], [], [], {}
+    for name in schema["inputs"]:
+        value = ex.inputs.get(name)
+        if value is None:
+            args.append("None")
+            continue
+        if fields[name]["schema_type"] == "tensor_desc_array":
+            code.append(f"{name} = [\n" + "".join(f"    {_literal(v, '    ')},\n" for v in value)
+                        + "]")
+            args.append("*" + name)
+            kw.append(f"{name}={name}")
+            probe[name] = [np.asarray(v) for v in value]
+            continue
+        code.append(f"{name} = {_literal(value, name + ' = ')}")
+        args.append(name)
+        flags = ", flags=dml.DML_TENSOR_FLAG_OWNED_BY_DML" if name in ex.owned else ""
+        strides = f", strides={list(ex.strides[name])}" if name in ex.strides else ""
+        kw.append(f"{name}=dml.tensor_desc({name}{strides}{flags})" if flags or strides
+                  else f"{name}={name}")
+        probe[name] = np.asarray(value)
+    kw += [f"{k}={_attr(fields[k], v)}" for k, v in ex.attrs.items()]
+    probe.update(ex.attrs)
+    desc = operator_desc(schema["name"], **probe)
+    try:
+        sizes = {k: v for k, v in infer_outputs(desc).items() if not isinstance(v, list)}
+    except HResultError:
+        sizes = {}
+    inferred = desc.Desc
+    for name in schema["outputs"]:
+        value = ex.outputs.get(name)
+        if value is None or (_fits(getattr(inferred, name), value) and name not in ex.strides):
+            continue
+        if fields[name]["schema_type"] == "tensor_desc_array":
+            descs = ", ".join(f"dml.tensor_desc({_dtype(np.asarray(v).dtype)}, "
+                              f"{list(np.shape(v))})" for v in value)
+            kw.append(f"{name}=[{descs}]")
+            continue
+        strides = f", strides={list(ex.strides[name])}" if name in ex.strides else ""
+        shape = list(np.shape(value))
+        if name in sizes and int(np.prod(sizes[name].Desc.Sizes)) == np.size(value):
+            shape = list(sizes[name].Desc.Sizes)
+        kw.append(f"{name}=dml.tensor_desc({_dtype(np.asarray(value).dtype)}, {shape}{strides})")
+    if "ml_dtypes." in "\n".join(code + kw):
+        code.insert(1, "import ml_dtypes")
+    call = f"desc = dml.operator_desc({short!r}, {', '.join(kw)})"
+    if len(call) > 100:
+        call = f"desc = dml.operator_desc(\n    {short!r},\n    " + ",\n    ".join(kw) + ")"
+    code.append(call)
+    code.append(f"out = dml.run(desc, {', '.join(args)})")
+    return "\n".join(code)
 
 
 def render() -> str:
@@ -71,14 +178,10 @@ def render() -> str:
                       ", ".join(f"{k} {v}" for k, v in sorted(opdef.ulp.items())), ""]
         for i, ex in enumerate(opdef.examples):
             lines.append(f"Example {i + 1}{': ' + ex.note if ex.note else ''}")
-            lines.append("")
-            for k, v in ex.inputs.items():
-                lines.append(f"- {k}: `{_fmt(v)}`")
-            for k, v in ex.attrs.items():
-                lines.append(f"- {k} = `{v!r}`")
+            lines += ["", "```python", example_code(s, ex)]
             for k, v in ex.outputs.items():
-                lines.append(f"- → {k}: `{_fmt(v)}`")
-            lines.append("")
+                lines.append(f"# → {k}: {_fmt(v)}")
+            lines += ["```", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
