@@ -7,6 +7,8 @@ author = "dmlsim developers"
 extensions = ["myst_nb", "sphinx.ext.autodoc"]
 nb_execution_mode = "auto"
 nb_execution_timeout = 300
+# A notebook cell that raises fails the build (myst-nb would otherwise only warn).
+nb_execution_raise_on_error = True
 exclude_patterns = ["_build"]
 html_theme = "alabaster"
 myst_heading_anchors = 3

@@ -41,6 +41,7 @@ def FAILED(hr: int) -> bool:
 
 
 def hresult_name(hr: int) -> str:
+    """The symbolic name of an HRESULT ("E_INVALIDARG"), or its hex form when it has none."""
     hr = _h(int(hr))
     return NAMES.get(hr, f"0x{hr:08X}")
 
@@ -64,18 +65,26 @@ class HResultError(Exception):
 
 
 class InvalidArgError(HResultError, ValueError):
+    """E_INVALIDARG: an argument, a desc field or a binding is not what the spec allows."""
+
     hresult = E_INVALIDARG
 
 
 class NotImplementedHResult(HResultError, NotImplementedError):
+    """E_NOTIMPL: something DirectML has that dmlsim does not implement (the message names it)."""
+
     hresult = E_NOTIMPL
 
 
 class DeviceRemovedError(HResultError):
+    """DXGI_ERROR_DEVICE_REMOVED: the device was removed (GetDeviceRemovedReason says why)."""
+
     hresult = DXGI_ERROR_DEVICE_REMOVED
 
 
 class NoInterfaceError(HResultError, TypeError):
+    """E_NOINTERFACE: QueryInterface for an interface the object does not implement."""
+
     hresult = E_NOINTERFACE
 
 
