@@ -1,7 +1,7 @@
 """dmlsim: DirectML without Windows.
 
 Everything a DirectML C++ program names is importable from here, spelled as in DirectML.h,
-d3d12.h and d3dx12.h (see DESIGN.md section 1 for the calling convention)::
+d3d12.h and d3dx12.h (docs/calling_convention.md has the calling convention)::
 
     import dmlsim as dml
     d3d = dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0)

@@ -315,7 +315,7 @@ def zero_width_buffer(c):
 @hr(E_INVALIDARG, "ID3D12Resource::Map", "DEFAULT heap")
 def map_default_heap(c):
     """D3D12 (ID3D12Resource::Map): DEFAULT-heap resources are not CPU-accessible
-    (DESIGN.md section 1: 'DEFAULT-heap buffers cannot be mapped, as in D3D12')."""
+    (docs/calling_convention.md: 'DEFAULT buffers cannot be mapped (E_INVALIDARG), as in D3D12')."""
     c.buffer(16).Map(0, None)
 
 

@@ -1,4 +1,4 @@
-"""Layout rules of DESIGN.md section 4: the core never imports the API layer, the public
+"""Layout rules (docs/architecture.md): the core never imports the API layer, the public
 module only re-exports, and files stay small."""
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ CORE_LAYERS = (
 LAYER_OF = {m: i for i, layer in enumerate(CORE_LAYERS) for m in layer}
 # The pythonic layer uses public names (dmlsim._api.public), the neutral schema layer and the
 # core's neutral helpers; its notebook reprs and trace read core objects to show them
-# (DESIGN.md section 4).
+# (docs/architecture.md).
 PYTHONIC_MAY_IMPORT = ("dmlsim._api.public", "dmlsim._schema", "dmlsim._core.dtypes",
                        "dmlsim._core.config", "dmlsim._pythonic")
 PYTHONIC_INTERNALS = ("reprs.py", "trace.py")

@@ -1,7 +1,7 @@
 """Byte-exact memory: round trips, strided / broadcast / offset / aliased views, and
 DMLCalcBufferTensorSize.
 
-DESIGN.md section 3: "NaN, inf, -0.0 and denormals survive every copy bit for bit"; a buffer
+docs/binding.md: "NaN payloads, -0.0 and denormals survive every copy bit for bit"; a buffer
 is a flat little-endian byte array whose bytes may be read as another type; zero strides
 broadcast; in-place operators may write their input. Every check compares exact bytes.
 """

@@ -381,7 +381,7 @@ def test_struct_defaults_and_positional_construction():
 
 
 def test_descs_are_not_retained(shared_env):
-    """'descs need not outlive the call that consumes them' (DESIGN.md section 1): mutating
+    """'Descs need not outlive the call' (docs/calling_convention.md): mutating
     the desc after CreateOperator changes nothing about the operator."""
     env = shared_env
     t = tensor(np.float32, [4])

@@ -1,4 +1,4 @@
-"""Notebook reprs (DESIGN.md section 6) and dmlsim.trace(): what a person sees must name the
+"""Notebook reprs (docs/getting_started.md) and dmlsim.trace(): what a person sees must name the
 objects, ranges and records the program made; a trace must order queue items as the queues
 processed them and export valid Chrome trace-event JSON."""
 from __future__ import annotations
