@@ -238,16 +238,19 @@ def load(raw, t) -> np.ndarray:
     return flat[:n].reshape(t.sizes).copy() if index is None else flat[index].copy()
 
 
-def run(op_desc, *arrays, flags: int = 0):
+def run(op_desc, *arrays, flags: int = 0) -> np.ndarray | list[np.ndarray]:
     """Execute ``op_desc`` (a DML_OPERATOR_DESC) on ``arrays`` (one per flattened input slot,
     None for absent optional tensors) and return the outputs as NumPy arrays (a list, or
-    the single array when the operator has one output)."""
+    the single array when the operator has one output: a type checker sees both, so narrow
+    with ``isinstance`` or unpack a list)."""
     st = _device()
     op = st["dml"].CreateOperator(op_desc)
     compiled = st["dml"].CompileOperator(op, flags)
     ins, outs = slots(op_desc, "inputs"), slots(op_desc, "outputs")
     if len(arrays) != len(ins):
-        raise TypeError(f"run: the operator takes {len(ins)} input arrays, got {len(arrays)}")
+        names = ", ".join(f if i is None else f"{f}[{i}]" for f, i, _ in ins)
+        raise dml.HResultError(dml.E_INVALIDARG, f"run: arrays: the operator takes {len(ins)} "
+                               f"input arrays ({names}), got {len(arrays)}")
     results = execute(st, compiled, ins, outs, arrays)
     return results[0] if len(results) == 1 else results
 
@@ -279,7 +282,8 @@ def run_compiled(compiled, input_descs, output_descs, arrays, device=None) -> li
     outs = [(f"output {i}", None, None if d is None else _Tensor(d))
             for i, d in enumerate(output_descs)]
     if len(arrays) != len(ins):
-        raise TypeError(f"run_compiled: {len(ins)} input descs but {len(arrays)} arrays")
+        raise dml.HResultError(dml.E_INVALIDARG, f"run_compiled: arrays: {len(ins)} input descs "
+                               f"but {len(arrays)} arrays")
     return execute(st, compiled, ins, outs, arrays)
 
 
