@@ -184,6 +184,24 @@ def test_write_file_and_print_formatting(tmp_path):
     assert raw[0] == np.float32(0.1) and raw.size == 6
 
 
+def test_verbose_print_is_one_element_per_line(tmp_path):
+    """DxDispatch's Executor (``"verbose": true``): ``[index] value (0xHEX)`` per element, the
+    index right-aligned to the widest one, the hex space-padded to two digits per byte."""
+    model = {
+        "resources": {"F": _buf("FLOAT32", [1.0, -0.0, 0.1] + [0.0] * 8),
+                      "H": _buf("FLOAT16", [1.0, 65504]), "U": _buf("UINT8", [5, 255])},
+        "dispatchables": {},
+        "commands": [{"type": "print", "resource": "F", "verbose": True},
+                     {"type": "print", "resource": "H", "verbose": True},
+                     {"type": "print", "resource": "U", "verbose": True}]}
+    _, printed = _run(tmp_path, model)
+    assert printed[0].splitlines()[:4] == [
+        "Resource 'F':", "[ 0] 1 (0x3F800000)", "[ 1] -0 (0x80000000)", "[ 2] 0.1 (0x3DCCCCCD)"]
+    assert printed[0].splitlines()[-1] == "[10] 0 (0x       0)" and printed[0].endswith("\n")
+    assert printed[1] == "Resource 'H':\n[0] 1 (0x3C00)\n[1] 65504 (0x7BFF)\n"
+    assert printed[2] == "Resource 'U':\n[0] 5 (0x 5)\n[1] 255 (0xFF)\n"
+
+
 @pytest.mark.parametrize("kind,what", [("hlsl", "HLSL compute shaders"),
                                        ("dmlSerializedGraph",
                                         "serialized graphs and other non-operator types")])

@@ -152,7 +152,7 @@ class Expression:
 
 
 class NameScope:
-    """``with NameScope(graph, "block1"):`` names the nodes created inside "block1_..."."""
+    """``with NameScope(graph, "block1"):`` names the nodes created inside ``block1_...``."""
 
     def __init__(self, graph, name):
         self.graph, self.name = graph, name

@@ -343,6 +343,20 @@ def format_values(values: np.ndarray) -> str:
     return ", ".join(str(int(v)) for v in values)
 
 
+def format_verbose(values: np.ndarray) -> str:
+    """DxDispatch's ``"verbose": true`` print: one element per line, ``[index] value (0xHEX)``,
+    the index right-aligned to the widest index and the hex (the element's little-endian bytes
+    as one unsigned number) to two digits per byte, space-padded as ``fmt`` pads, each line
+    ending in a newline."""
+    if values.size == 0:
+        return ""
+    index_width = len(str(values.size))  # floor(log10(count)) + 1
+    hex_width = 2 * values.dtype.itemsize
+    bits = values.view(f"<u{values.dtype.itemsize}")
+    return "".join(f"[{i:{index_width}}] {format_values(values[i:i + 1])} "
+                   f"(0x{int(b):{hex_width}X})\n" for i, b in enumerate(bits))
+
+
 def run_model(model, out=print, output_dir=None) -> dict:
     """Execute a loaded model; returns {resource name: NumPy array over its whole buffer}."""
     r = _Runner(model)
@@ -362,8 +376,11 @@ def run_model(model, out=print, output_dir=None) -> dict:
         data = r.download(res.name)
         if kind == "print":
             count = len(res.data) // np_type.itemsize
-            out(f"Resource '{res.name}': "
-                + format_values(np.frombuffer(data[:count * np_type.itemsize], np_type)))
+            values = np.frombuffer(data[:count * np_type.itemsize], np_type)
+            if command.get("verbose", False):
+                out(f"Resource '{res.name}':\n" + format_verbose(values))
+            else:
+                out(f"Resource '{res.name}': " + format_values(values))
         else:  # writeFile
             target = output_dir / command["targetPath"]
             if target.suffix.lower() == ".npy":
