@@ -22,6 +22,8 @@ _config.enable_compilation_cache()
 from ._api.public import *  # noqa: E402,F401,F403
 from ._pythonic.run import run, run_compiled, tensor_desc, operator_desc  # noqa: E402,F401
 from ._pythonic.trace import trace, Trace, TraceEvent  # noqa: E402,F401
+from ._pythonic.dml_graph_file import (  # noqa: E402,F401
+    SerializedGraph, read_serialized_graph, write_serialized_graph)
 from ._pythonic import reprs as _reprs  # noqa: E402,F401  (attaches notebook reprs)
 
 __version__ = "0.1.0"

@@ -203,8 +203,7 @@ def test_verbose_print_is_one_element_per_line(tmp_path):
 
 
 @pytest.mark.parametrize("kind,what", [("hlsl", "HLSL compute shaders"),
-                                       ("dmlSerializedGraph",
-                                        "serialized graphs and other non-operator types")])
+                                       ("tensorRT", "not a DirectML operator")])
 def test_dispatchables_dmlsim_cannot_run_are_named(tmp_path, kind, what):
     model = {"dispatchables": {"d": {"type": kind, "sourcePath": "x"}}, "commands": []}
     path = tmp_path / "m.json"
@@ -212,7 +211,8 @@ def test_dispatchables_dmlsim_cannot_run_are_named(tmp_path, kind, what):
     with pytest.raises(ModelError) as e:
         dxdispatch.load(path)
     assert str(e.value) == (f"dispatchable 'd': type '{kind}' is not supported by dmlsim "
-                            f"({what}); dmlsim runs DirectML operator and ONNX dispatchables")
+                            f"({what}); dmlsim runs DirectML operator, ONNX and "
+                            "dmlSerializedGraph dispatchables")
 
 
 @pytest.mark.parametrize("resource,message", [

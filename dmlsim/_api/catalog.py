@@ -5,9 +5,12 @@ import jax
 
 from .._core import config, dtypes, registry, validation
 from .._core.hresult import E_INVALIDARG, E_NOTIMPL, fail
-from .._schema.operators_generated import OPERATORS
+from .._schema.operators_generated import DESC_STRUCTS, OPERATORS
 from .._schema.enums_generated import DML_TENSOR_TYPE_BUFFER
-from .._schema.structs_generated import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC
+from .._schema.struct import DML_SCALAR_UNION
+from .._schema.structs_generated import DML_BUFFER_TENSOR_DESC, DML_OPERATOR_DESC, \
+    DML_SCALE_BIAS, DML_SIZE_2D, DML_TENSOR_DESC
+from .dml import IDMLOperator
 
 _BY_VALUE = {s["value"]: s for s in OPERATORS.values()}
 
@@ -74,3 +77,52 @@ def set_wait_timeout(seconds) -> None:
     threads run and none signals the fence from the CPU, before E_FAIL (default 60 s; as
     ``DMLSIM_WAIT_TIMEOUT``). Anything but a positive number is E_INVALIDARG."""
     config.set_wait_timeout(seconds)
+
+
+def operator_desc_of(op) -> DML_OPERATOR_DESC:
+    """dmlsim addition: the DML_OPERATOR_DESC an IDMLOperator was created from, as
+    CreateOperator froze it (count fields filled, fused activations as nested descs). DirectML
+    cannot be asked this; dmlsim uses it to write serialized graphs."""
+    if not isinstance(op, IDMLOperator):
+        fail(E_INVALIDARG, f"operator_desc_of: op is {type(op).__name__}; an IDMLOperator is "
+                           "required")
+    return _desc_of_spec(op._core.spec)
+
+
+def _desc_of_spec(spec) -> DML_OPERATOR_DESC:
+    schema = OPERATORS[spec.name]
+    kinds = {f["name"]: f["schema_type"] for f in schema["fields"]}
+    desc = DESC_STRUCTS[spec.name]()
+    for name, value in spec.tensors:
+        if isinstance(value, tuple):
+            value = [_tensor_of(t) for t in value]
+        elif value is not None:
+            value = _tensor_of(value)
+        setattr(desc, name, value)
+    for name, value in spec.attrs:
+        kind = kinds[name]
+        if value is None:
+            pass
+        elif kind == "scale_bias":
+            value = DML_SCALE_BIAS(*value)
+        elif kind == "size_2d":
+            value = DML_SIZE_2D(*value)
+        elif kind == "scalar_union":
+            union = DML_SCALAR_UNION()
+            union.Bytes = bytes(value)
+            value = union
+        elif kind == "operator_desc":
+            value = _desc_of_spec(value)
+        elif kind == "operator_desc_array":
+            value = [_desc_of_spec(v) for v in value]
+        elif isinstance(value, tuple):
+            value = list(value)
+        setattr(desc, name, value)
+    return DML_OPERATOR_DESC(schema["value"], desc)
+
+
+def _tensor_of(t) -> DML_TENSOR_DESC:
+    b = DML_BUFFER_TENSOR_DESC(t.data_type, t.flags, len(t.sizes), list(t.sizes),
+                               None if t.strides is None else list(t.strides), t.total_bytes,
+                               t.base_alignment)
+    return DML_TENSOR_DESC(DML_TENSOR_TYPE_BUFFER, b)

@@ -23,4 +23,5 @@ from .win32 import *  # noqa: F401,F403
 from .dml import *  # noqa: F401,F403
 from .info_queue import *  # noqa: F401,F403
 from .catalog import (  # noqa: F401
-    supported_operators, info, infer_outputs, set_feature_level, set_wait_timeout)
+    supported_operators, info, infer_outputs, operator_desc_of, set_feature_level,
+    set_wait_timeout)

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._api import public as dml
 from .._core import dtypes
+from .dml_graph_file import write_serialized_graph
 from .run import Prepared, _Tensor, device_state, execute
 
 
@@ -200,7 +201,19 @@ class Graph:
         return Compiled(self.device, compiled, ins, outs,
                         lambda: self._compile(flags, outputs, inputCount)[0])
 
+    def save(self, path, outputs, inputCount=None) -> bytes:
+        """dmlsim addition: write the graph of ``outputs`` as a serialized DML graph (the
+        flatbuffer DxDispatch's ``dmlSerializedGraph`` dispatchables and
+        ``dmlsim.read_serialized_graph`` read); graph inputs are named ``input{i}``, outputs
+        ``output{i}``. Returns the bytes written."""
+        desc = self._graph_desc(outputs, inputCount)[0]
+        return write_serialized_graph(desc, path)
+
     def _compile(self, flags, outputs, input_count):
+        desc, ins, outs = self._graph_desc(outputs, input_count)
+        return self.device.CompileGraph(desc, flags), ins, outs
+
+    def _graph_desc(self, outputs, input_count):
         outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
         for i, e in enumerate(outputs):
             if not isinstance(e, Expression) or e.graph is not self:
@@ -252,11 +265,10 @@ class Graph:
             out_descs.append(src.outputs[o])
         desc = dml.DML_GRAPH_DESC(count, len(outputs), len(nodes), nodes, len(in_edges), in_edges,
                                   len(out_edges), out_edges, len(mid_edges), mid_edges)
-        compiled = self.device.CompileGraph(desc, flags)
         ins = [(f"input {i}", None, _Tensor(inputs[i].outputs[0].AsDml()) if i in inputs
                 else None) for i in range(count)]
         outs = [(f"output {g}", None, _Tensor(d.AsDml())) for g, d in enumerate(out_descs)]
-        return compiled, ins, outs
+        return desc, ins, outs
 
 
 def _source(e):

@@ -14,8 +14,10 @@ formatting: C++ stream defaults, ``%g`` for floats, the initial values' element 
 ONNX dispatchables (``"type": "onnx"``, and an ``.onnx`` file given in place of a JSON model,
 as DxDispatch takes one) run through a ``dmlsim.onnx`` InferenceSession on the same DML device
 (``dxdispatch_onnx``), with ``"deferred"`` resources taking their type, shape and values from
-the output bound to them. HLSL and serialized-graph dispatchables are refused at load with the
-dispatchable's name and type. Where DxDispatch prints UINT8/INT8 values as characters
+the output bound to them. ``dmlSerializedGraph`` dispatchables read DirectML's serialized graph
+(``dml_graph_file``: named constants from ``NAME.bin`` beside it) and CompileGraph it; their
+bind points are the graph's input and output names. HLSL dispatchables are refused at load
+with the dispatchable's name and type. Where DxDispatch prints UINT8/INT8 values as characters
 (``operator<<`` of a char type), dmlsim prints the numbers.
 """
 from __future__ import annotations
@@ -30,10 +32,11 @@ import numpy as np
 from .._api import public as dml
 from .._core import dtypes
 from .._schema.operators_generated import OPERATORS
+from .dml_graph_file import read_serialized_graph
 from .dxdispatch_onnx import OnnxDispatchable, deferred_type
 from .dxdispatch_parse import ModelError, dispatchable_desc, enum_value, initial_values, \
     load_text, operator_desc, refuse_image
-from .run import _buffer, _device, _submit, slots
+from .run import _Tensor, _buffer, _device, _submit, slots
 
 _SCHEMA = Path(__file__).with_name("dxdispatch_schema.json")
 
@@ -66,14 +69,15 @@ def load(path) -> dict:
         raise error
     for name, spec in model["dispatchables"].items():
         kind = str(spec["type"])
-        if kind.lower() == "onnx":
+        if kind.lower() in ("onnx", "dmlserializedgraph"):
             continue
         is_op = kind.startswith("DML_OPERATOR_") or f"DML_OPERATOR_{kind}" in OPERATORS or \
             "desc" in spec or "Desc" in spec
         if kind.lower() in _NOT_DML or not is_op:
-            what = _NOT_DML.get(kind.lower(), "serialized graphs and other non-operator types")
+            what = _NOT_DML.get(kind.lower(), "not a DirectML operator")
             raise ModelError(f"dispatchable '{name}': type '{kind}' is not supported by dmlsim "
-                             f"({what}); dmlsim runs DirectML operator and ONNX dispatchables")
+                             f"({what}); dmlsim runs DirectML operator, ONNX and "
+                             "dmlSerializedGraph dispatchables")
     for command in model["commands"]:
         if str(command.get("type", "")).lower() == "writefile":
             refuse_image(command.get("targetPath", ""), "writeFile targetPath")
@@ -87,7 +91,7 @@ def _check_bind_counts(model, command) -> None:
     """DxDispatch's check: a bind point gets as many resources as its tensor field has
     tensors (an array field: its count), before anything runs."""
     spec = model["dispatchables"].get(command.get("dispatchable"))
-    if spec is None or str(spec["type"]).lower() == "onnx":
+    if spec is None or str(spec["type"]).lower() in ("onnx", "dmlserializedgraph"):
         return
     desc = operator_desc(spec["type"], dispatchable_desc(spec))
     need: dict = {}
@@ -162,6 +166,42 @@ class _Dispatchable:
         self.persistent = None
 
 
+class _GraphDispatchable:
+    """A ``dmlSerializedGraph`` dispatchable: the graph file read and compiled on the device
+    (``dml_graph_file``). Its bind points are the graph's input and output names; its named
+    constants become resources of their own (named as their nodes), bound at initialization."""
+
+    def __init__(self, name, spec, base: Path, dev):
+        self.name = name
+        path = base / spec["sourcePath"]
+        try:
+            graph = read_serialized_graph(path, dev)
+        except dml.HResultError as e:
+            raise ModelError(f"dispatchable '{name}': {e.message}") from None
+        flags = enum_value(spec.get("executionFlags", []), "DML_EXECUTION_FLAGS")
+        self.compiled = graph.compile(flags)
+        self.ins = [(n, None, None if d is None else _Tensor(d))
+                    for n, d in zip(graph.input_names, graph.input_descs)]
+        self.outs = [(n, None, None if d is None else _Tensor(d))
+                     for n, d in zip(graph.output_names, graph.output_descs)]
+        self.constants = {n: (index, data) for n, (index, data) in graph.constants.items()}
+        self.init_bindings = {n: n for n in self.constants}
+        self.persistent = None
+
+    def constant_resources(self, d3d, cl) -> dict:
+        """A resource per named constant, filled with its file's bytes."""
+        out = {}
+        for n, (index, data) in self.constants.items():
+            t = self.ins[index][2]
+            spec = {"initialValuesDataType": dml.DML_TENSOR_DATA_TYPE(t.data_type).name[21:],
+                    "initialValues": {"valueCount": max(1, len(data) // max(1, t.itemsize)),
+                                      "value": 0}, "sizeInBytes": max(4, (len(data) + 3) // 4 * 4)}
+            out[n] = _Resource(n, spec, Path("."), d3d, cl)
+            out[n].upload.Map(0, None)[:len(data)] = np.frombuffer(data, np.uint8)
+            out[n].data = data
+        return out
+
+
 def _one_node_graph(op, desc, n_in, n_out):
     """DxDispatch's CompileGraph form: edges only for the bind points that are present."""
     node = dml.DML_GRAPH_NODE_DESC(dml.DML_GRAPH_NODE_TYPE_OPERATOR,
@@ -218,11 +258,21 @@ class _Runner:
         self.resources = {n: _Resource(n, s, base, self.d3d, self.cl)
                           for n, s in model.get("resources", {}).items()}
         self.flush()
+        kinds = {"onnx": lambda n, s: OnnxDispatchable(n, s, base, self.dev),
+                 "dmlserializedgraph": lambda n, s: _GraphDispatchable(n, s, base, self.dev)}
         self.dispatchables = {
-            n: OnnxDispatchable(n, s, base, self.dev) if str(s["type"]).lower() == "onnx"
-            else _Dispatchable(n, s, self.dev) for n, s in model["dispatchables"].items()}
+            n: kinds.get(str(s["type"]).lower(), lambda n, s: _Dispatchable(n, s, self.dev))(n, s)
+            for n, s in model["dispatchables"].items()}
         for d in self.dispatchables.values():
-            if isinstance(d, _Dispatchable):
+            if isinstance(d, _GraphDispatchable):
+                for n, res in d.constant_resources(self.d3d, self.cl).items():
+                    if n in self.resources:
+                        raise ModelError(f"dispatchable '{d.name}': constant node '{n}' has "
+                                         "the name of a resource")
+                    self.resources[n] = res
+                self.flush()
+        for d in self.dispatchables.values():
+            if not isinstance(d, OnnxDispatchable):
                 self.initialize(d)
 
     def resource(self, name, where):
