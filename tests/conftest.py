@@ -19,3 +19,14 @@ def pytest_sessionstart(session):
     here = Path(dmlsim.__file__).resolve().parent.parent
     assert str(here) == _ROOT, (f"the tests import dmlsim from {here}, not from this checkout "
                                 f"({_ROOT}): run `pip install -e .` here")
+
+
+def pytest_sessionfinish(session):
+    """After the last test, pytest's cleanup runs ``gc.collect()`` several times while
+    pytest-xdist (execnet) may interrupt a worker's main thread to end it; a KeyboardInterrupt
+    landing in JAX's garbage-collection callback was printed as a stray
+    PytestUnraisableExceptionWarning after a green run. Nothing of JAX's runs after the
+    session, so its callback is dropped here."""
+    import gc
+    gc.callbacks[:] = [cb for cb in gc.callbacks
+                       if getattr(cb, "__module__", "").split(".")[0] != "jax"]
