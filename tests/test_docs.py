@@ -1,13 +1,23 @@
-"""Docs stay true: the generated operator reference is current, and every notebook runs."""
+"""Docs stay true: the generated operator reference is current and its examples run, every
+notebook runs, the API reference resolves and a notebook error fails the docs build."""
+import ast
+import importlib
 import json
-import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from dmlsim._core import registry
+from dmlsim._schema.operators_generated import OPERATORS
+from test_operator_examples import compare
+
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import gen_op_docs  # noqa: E402
 
 
 def test_operator_reference_is_current(tmp_path):
@@ -33,7 +43,6 @@ def test_notebook_runs(nb, monkeypatch, tmp_path):
 
 
 def _reference_cases():
-    from dmlsim._core import registry
     reg = registry.load_all()
     return [(name, i) for name in sorted(reg) for i in range(len(reg[name].examples))]
 
@@ -43,12 +52,6 @@ def _reference_cases():
 def test_operator_reference_example_code_runs(case):
     """Each example in docs/operators.md is a dml.run program; run as printed, ``out`` holds
     the example's expected outputs (the page is current: test_operator_reference_is_current)."""
-    import numpy as np
-    from dmlsim._core import registry
-    from dmlsim._schema.operators_generated import OPERATORS
-    from test_operator_examples import compare
-    sys.path.insert(0, str(ROOT / "tools"))
-    import gen_op_docs
     name, index = case
     opdef = registry.load_all()[name]
     example = opdef.examples[index]
@@ -70,7 +73,6 @@ def test_operator_reference_example_code_runs(case):
 def test_docs_build_fails_on_a_notebook_error():
     """docs/conf.py tells myst-nb to fail the build when a notebook cell raises (its default
     only warns, which let a broken notebook ship)."""
-    import ast
     tree = ast.parse((ROOT / "docs" / "conf.py").read_text())
     settings = {t.id: ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
                 for t in n.targets if isinstance(t, ast.Name) and isinstance(n.value, ast.Constant)}
@@ -81,8 +83,6 @@ def test_docs_build_fails_on_a_notebook_error():
 def test_api_reference_page_resolves():
     """docs/api.md's autodoc targets all import and carry a docstring, and the page covers
     run, operator_desc, dmlx, onnx and trace; the index links it."""
-    import importlib
-    import re
     page = (ROOT / "docs" / "api.md").read_text()
     targets = re.findall(r"^\.\. auto(?:function|class|module):: (\S+)", page, re.M)
     for required in ("dmlsim.run", "dmlsim.operator_desc", "dmlsim.dmlx.Graph",

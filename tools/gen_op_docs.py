@@ -18,6 +18,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from dmlsim import HResultError, infer_outputs, operator_desc, tensor_desc  # noqa: E402
 from dmlsim._schema import enums_generated  # noqa: E402
 
 
@@ -64,7 +65,6 @@ def _attr(field: dict, value) -> str:
 def _fits(desc, value) -> bool:
     """Whether the inferred output ``desc`` (or list of them) holds ``value`` as the example
     writes it: the same data type and element count."""
-    from dmlsim import tensor_desc
     if isinstance(desc, list):
         return len(desc) == len(value) and all(_fits(d, v) for d, v in zip(desc, value))
     if desc is None:
@@ -77,7 +77,6 @@ def _fits(desc, value) -> bool:
 def example_code(schema: dict, ex) -> str:
     """Example ``ex`` of the operator ``schema`` as a runnable ``dml.run`` program that leaves
     the results in ``out``; outputs the shape rule infers are left to ``operator_desc``."""
-    from dmlsim import HResultError, infer_outputs, operator_desc
     fields = {f["name"]: f for f in schema["fields"]}
     short = schema["name"][len("DML_OPERATOR_"):]
     code, args, kw, probe = ["import numpy as np", "import dmlsim as dml", ""], [], [], {}
