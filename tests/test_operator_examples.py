@@ -1,6 +1,7 @@
 """Every registered operator's worked examples, through the whole faithful path.
 
-For each ``OperatorDef.examples`` entry, ``dmlsim.run`` does what a DirectML program does:
+For each ``OperatorDef.examples`` entry, the program docs/operators.md prints for it runs, and
+its ``dmlsim.run`` does what a DirectML program does:
 CreateOperator, CompileOperator, an operator initializer, a binding table, uploads,
 RecordDispatch, ExecuteCommandLists, a fence wait and a readback. The result must equal the
 example's expected outputs exactly: same dtype and shape, identical bits for integer and bool
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +27,9 @@ from dmlsim._schema.operators_generated import OPERATORS
 
 from helpers import (MAX_LEVEL, assert_bits_equal, assert_float_close, example_desc, feature_level,
                      tolerance)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import gen_op_docs  # noqa: E402
 
 REGISTRY = registry.load_all()
 OPS_DIR = Path(dml.__file__).parent / "ops"
@@ -53,17 +58,27 @@ def _max_level():
 
 @pytest.mark.parametrize("case", CASES, ids=[_ids(c) for c in CASES])
 def test_example_through_faithful_path(case):
+    """The example as docs/operators.md prints it (``gen_op_docs.example_code``: a
+    ``dml.operator_desc`` + ``dml.run`` program, so every program on that page runs here),
+    executed as printed; ``out`` must hold the example's expected outputs (a flat expected
+    array is compared in the shape the operator gives)."""
     name, index = case
     opdef = REGISTRY[name]
     example = opdef.examples[index]
-    desc, arrays, expected = example_desc(name, example.inputs, example.outputs,
-                                         example.attrs, example.owned, example.strides)
-    result = dml.run(desc, *arrays)
-    results = result if isinstance(result, list) else [result]
+    scope: dict = {}
+    exec(gen_op_docs.example_code(OPERATORS[name], example), scope)
+    results = scope["out"] if isinstance(scope["out"], list) else [scope["out"]]
+    expected = []
+    for field in OPERATORS[name]["outputs"]:
+        value = example.outputs.get(field)
+        expected += list(value) if isinstance(value, list) else [value]
     assert len(results) == len(expected)
     for k, (got, want) in enumerate(zip(results, expected)):
         if want is None:
             continue
+        want = np.asarray(want)
+        if want.shape != np.shape(got) and want.size == np.size(got):
+            want = want.reshape(np.shape(got))
         note = example.note or "no note"
         compare(opdef, got, want, f"{name} example {index} ({note}) output {k}")
 
