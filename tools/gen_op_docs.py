@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from dmlsim import HResultError, infer_outputs, operator_desc, tensor_desc  # noqa: E402
 from dmlsim._schema import enums_generated  # noqa: E402
+from fl_history import changes as history_changes  # noqa: E402
 
 
 def _fmt(a) -> str:
@@ -131,6 +132,35 @@ def example_code(schema: dict, ex) -> str:
     return "\n".join(code)
 
 
+def _cell(text: str) -> str:
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links: their text
+    return text.replace("|", "\\|").replace("**", "`").replace("`DML_OPERATOR_", "`")
+
+
+def history() -> list:
+    """The feature-level history page, change by change, with what dmlsim does and the tests
+    that cover it (tools/fl_history.py)."""
+    lines = ["", "## Feature-level history", "",
+             "Every change `docs/guide/dml-feature-level-history.md` lists (kept in "
+             "`tools/spec/`), newest first. At a device's feature level the rules of that "
+             "level apply (`dmlsim.set_feature_level`). Support-table changes are checked "
+             "cell by cell by the tests named; `tests/test_feature_level_history.py` checks "
+             "that this list is complete and that every test it names exists.", "",
+             "| level | change | dmlsim | tests |", "| --- | --- | --- | --- |"]
+    kinds = {"added": "added: ", "extended": "extended: "}
+    for c in history_changes():
+        what = kinds.get(c.kind, "") + (", ".join(f"`{o[13:]}`" for o in c.operators)
+                                        if c.kind != "special" else _cell(c.text))
+        if c.kind == "special" and c.operators and "DML_OPERATOR" not in c.text:
+            what += " (" + ", ".join(f"`{o[13:]}`" for o in c.operators) + ")"
+        if c.kind == "extended" and not c.text.startswith("**"):
+            what = _cell(c.text.split(".")[0]) + ": " + ", ".join(f"`{o[13:]}`"
+                                                                  for o in c.operators)
+        tests = ", ".join(f"`{t.split('/')[-1]}`" for t in c.tests) or "-"
+        lines.append(f"| {c.level} | {what} | {_cell(c.handling)} | {tests} |")
+    return lines
+
+
 def render() -> str:
     from dmlsim._core import config, registry
     from dmlsim._core.validation import support_block
@@ -152,6 +182,7 @@ def render() -> str:
         fl = config.fl_name(s["introduced"]).replace("DML_FEATURE_LEVEL_", "")
         mark = f"[implemented](#{s['name'].lower()})" if s["name"] in impl else "E_NOTIMPL"
         lines.append(f"| `{s['name']}` | {fl} | {'yes' if s['in_place'] else 'no'} | {mark} |")
+    lines += history()
     for s in ops:
         opdef = impl.get(s["name"])
         if opdef is None:

@@ -252,8 +252,15 @@ def check_support(spec: OpSpec, schema: dict, level: int, x64: bool, condition_o
 
 
 # Fusable activations (docs/guide/dml-fused-activations.md): the generated schema marks them
-# usable_as_fused_activation; ELEMENT_WISE_CLIP only "For Convolution and GEMM only".
-_CLIP_PARENTS = ("DML_OPERATOR_CONVOLUTION", "DML_OPERATOR_GEMM")
+# usable_as_fused_activation; ELEMENT_WISE_CLIP only "For Convolution and GEMM only". The
+# feature-level history adds: CLIP joined "the supported fused activation list" in FL 6_0, and
+# GEMM's FusedActivation "now supports ACTIVATION_SOFTMAX and ACTIVATION_SOFTMAX1" in FL 6_1.
+_PARENTS = {"DML_OPERATOR_ELEMENT_WISE_CLIP": ("DML_OPERATOR_CONVOLUTION", "DML_OPERATOR_GEMM"),
+            "DML_OPERATOR_ACTIVATION_SOFTMAX": ("DML_OPERATOR_GEMM",),
+            "DML_OPERATOR_ACTIVATION_SOFTMAX1": ("DML_OPERATOR_GEMM",)}
+_FUSABLE_FROM = {"DML_OPERATOR_ELEMENT_WISE_CLIP": 0x6000,
+                 "DML_OPERATOR_ACTIVATION_SOFTMAX": 0x6100,
+                 "DML_OPERATOR_ACTIVATION_SOFTMAX1": 0x6100}
 
 
 def fused_activations(spec: OpSpec, schemas_by_value: dict, level: int) -> list:
@@ -281,14 +288,18 @@ def fused_activations(spec: OpSpec, schemas_by_value: dict, level: int) -> list:
                 if not sub.name.startswith("DML_OPERATOR_ACTIVATION_"):
                     fail(E_INVALIDARG, f"{what} is {sub.name}, which is not an activation "
                                        "(DML_OPERATOR_ACTIVATION_*)")
-            elif not schema.get("usable_as_fused_activation") or (
-                    sub.name == "DML_OPERATOR_ELEMENT_WISE_CLIP" and
-                    spec.name not in _CLIP_PARENTS):
+            elif not (schema.get("usable_as_fused_activation") or sub.name in _PARENTS) or \
+                    spec.name not in _PARENTS.get(sub.name, (spec.name,)):
                 usable = sorted(n.replace("DML_OPERATOR_", "") for n, s in by_name.items()
                                 if s.get("usable_as_fused_activation"))
                 fail(E_INVALIDARG, f"{what} is {sub.name}, which cannot be fused into "
                                    f"{spec.short_name}; fusable: {', '.join(usable)} (CLIP only "
-                                   "into CONVOLUTION and GEMM)")
+                                   "into CONVOLUTION and GEMM; ACTIVATION_SOFTMAX and "
+                                   "ACTIVATION_SOFTMAX1 only into GEMM)")
+            elif _FUSABLE_FROM.get(sub.name, 0) > level:
+                fail(E_INVALIDARG, f"{what} is {sub.name}, which can be fused from "
+                                   f"{fl_name(_FUSABLE_FROM[sub.name])} (the feature-level "
+                                   f"history); the device's feature level is {fl_name(level)}")
             for tname, t in sub.tensors:
                 if t is not None:
                     fail(E_INVALIDARG, f"{what} ({sub.name}): {tname} must be NULL in a fused "
