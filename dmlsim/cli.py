@@ -192,7 +192,8 @@ def _compare(args) -> int:
                              rng.integers(0, 4, shape)).astype(dtype)
         print(f"(no --input: standard normal inputs, seed 0: "
               f"{', '.join(f'{k} {list(v.shape)}' for k, v in feeds.items())})", file=sys.stderr)
-    report = donnx.compare(model, feeds, half_precision=args.half_precision)
+    report = donnx.compare(model, feeds, half_precision=args.half_precision,
+                           flush_denormals=args.flush_denormals)
     print(report.to_json() if args.json else report.table(top=args.top, ulp=args.ulp))
     return 0
 
@@ -239,6 +240,9 @@ def main(argv=None) -> int:
     c.add_argument("--prompt", help="for a genai model folder: compare the prefill of TEXT")
     c.add_argument("--half-precision", action="store_true",
                    help="compile with DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION")
+    c.add_argument("--flush-denormals", action="store_true",
+                   help="flush FLOAT/FLOAT16 subnormals to zero at every node boundary, as a "
+                        "driver with flush-to-zero does")
     c.add_argument("--top", type=int, default=20, help="the N worst nodes (0: all, in order)")
     c.add_argument("--ulp", type=float, default=1.0,
                    help="mark the first node introducing more than this many ULP")

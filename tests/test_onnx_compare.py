@@ -67,6 +67,58 @@ def test_inherited_error_is_told_apart_from_introduced_error():
     assert rows["bias"].error_introduced <= 0.5 and rows["matmul"].error_introduced <= 0.5
 
 
+def _shrink_grow():
+    """x * 1e-3 (FLOAT16: 0.01..0.04 become subnormals, below 6.1e-5) * 1024, then Relu."""
+    nodes = [helper.make_node("Mul", ["x", "small"], ["t"], name="shrink"),
+             helper.make_node("Mul", ["t", "big"], ["u"], name="grow"),
+             helper.make_node("Relu", ["u"], ["y"], name="relu")]
+    return _model(nodes, [helper.make_tensor_value_info("x", T.FLOAT16, [8])],
+                  [helper.make_tensor_value_info("y", T.FLOAT16, [8])],
+                  [numpy_helper.from_array(np.array(1e-3, np.float16), "small"),
+                   numpy_helper.from_array(np.array(1024, np.float16), "big")])
+
+
+def test_flushed_denormals_are_named_where_they_are_stored(tmp_path, capsys):
+    """Default precision keeps FLOAT16 subnormals: every node within half an ULP, nothing named.
+    With denormals flushed at node boundaries, 'shrink' stores its subnormal products as zero
+    (introduced error far above 1 ULP, named first); 'grow' reads those zeros (its inputs flush
+    too) and Relu, fed exact values, adds nothing."""
+    x = np.array([0.01, 0.02, -0.03, 0.04, 1, 2, -3, 4], np.float16)
+    keep = donnx.compare(_shrink_grow(), {"x": x})
+    assert keep.mode == "default" and keep.first_divergent(1) is None
+    assert max(r.error_introduced for r in keep.rows) <= 0.5
+    flush = donnx.compare(_shrink_grow(), {"x": x}, flush_denormals=True)
+    assert flush.mode == "default + flushed denormals"
+    rows = {r.name: r for r in flush.rows}
+    assert flush.first_divergent(1).name == "shrink" and rows["shrink"].error_introduced > 8
+    assert rows["relu"].error_introduced == 0
+    assert rows["relu"].max_rel_error == 1.0  # the small inputs came back as 0 (-0.0 for -0.03)
+    import onnx
+    onnx.save(_shrink_grow(), tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", x)
+    assert main(["compare", str(tmp_path / "m.onnx"), "--input", f"x={tmp_path / 'x.npy'}",
+                 "--flush-denormals", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["flush_denormals"] is True and data["rows"][0]["name"] == "shrink"
+
+
+@pytest.mark.parametrize("dtype,elem", [(np.float16, T.FLOAT16), (np.float32, T.FLOAT)])
+def test_the_flush_rewrite_keeps_signs_normals_and_specials(dtype, elem):
+    """Subnormal inputs read as signed zeros, subnormal results stored as signed zeros; the
+    smallest normal, NaN and infinities pass unchanged, bit for bit (run through DML)."""
+    from dmlsim._pythonic.onnx_compare_ftz import flushed
+    tiny = np.finfo(dtype).tiny
+    m = _model([helper.make_node("Mul", ["x", "half"], ["y"], name="halve")],
+               [helper.make_tensor_value_info("x", elem, [6])],
+               [helper.make_tensor_value_info("y", elem, [6])],
+               [numpy_helper.from_array(np.array(0.5, dtype), "half")])
+    x = np.array([tiny / 4, -tiny / 4, 2 * tiny, -2 * tiny, np.nan, -np.inf], dtype)
+    got = donnx.InferenceSession(flushed(m, {"x": elem, "y": elem, "half": elem})).run(
+        None, {"x": x})[0]
+    want = np.array([0.0, -0.0, tiny, -tiny, np.nan, -np.inf], dtype)
+    assert got.tobytes() == want.tobytes()
+
+
 def test_integer_and_data_movement_nodes_report_exactly_zero():
     m = _model([helper.make_node("Cast", ["x"], ["i"], to=T.INT32, name="cast"),
                 helper.make_node("Add", ["i", "i"], ["j"], name="add"),
@@ -111,7 +163,7 @@ def test_the_cli_prints_the_table_and_json(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("kw", [{"half_precision": "yes"}, {"execution_flags": -1},
-                                {"execution_flags": 1.0}])
+                                {"execution_flags": 1.0}, {"flush_denormals": 1}])
 def test_bad_arguments_are_refused(kw):
     with pytest.raises(dml.HResultError) as e:
         donnx.compare(_normalize(), {"x": X}, **kw)

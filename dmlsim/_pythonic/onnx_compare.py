@@ -25,8 +25,9 @@ report 0 when exact. ``Report.first_divergent(ulp=N)`` names the first node
 
 The float64 reference knows ONNX's operators and, from ``onnx_compare_refs``, the contrib
 operators a genai language model is made of (SimplifiedLayerNormalization,
-SkipSimplifiedLayerNormalization, RotaryEmbedding, GroupQueryAttention, MatMulNBits); others,
-and denormal flushing, are E_NOTIMPL naming them.
+SkipSimplifiedLayerNormalization, RotaryEmbedding, GroupQueryAttention, MatMulNBits); others are
+E_NOTIMPL naming them. ``flush_denormals=True`` runs 1 and 3 with denormals flushed to zero at
+every node boundary (``onnx_compare_ftz``), as a driver with flush-to-zero would.
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from onnx.reference import ReferenceEvaluator
 
 from .._api import public as dml
 from . import onnx_model
+from .onnx_compare_ftz import flushed
 from .onnx_compare_refs import OPS as REFS
 from .onnx_inference import InferenceSession, SessionOptions
 from .onnx_lower import fail
@@ -65,8 +67,15 @@ class Row(NamedTuple):
 class Report:
     """``compare``'s answer: ``rows`` in topological order, the flags the DML runs used."""
 
-    def __init__(self, rows, flags, model_name):
+    def __init__(self, rows, flags, model_name, flush_denormals=False):
         self.rows, self.flags, self.model_name = rows, flags, model_name
+        self.flush_denormals = flush_denormals
+
+    @property
+    def mode(self) -> str:
+        """The precision mode: "default", "half", with " + flushed denormals"."""
+        return ("half" if self.flags & 1 else "default") + \
+            (" + flushed denormals" if self.flush_denormals else "")
 
     def first_divergent(self, ulp=1.0):
         """The first row whose introduced error exceeds ``ulp`` ULP, or None."""
@@ -78,7 +87,8 @@ class Report:
     def table(self, top=None, ulp=1.0) -> str:
         first = self.first_divergent(ulp)
         rows = self.worst(top) if top else self.rows
-        half = "ALLOW_HALF_PRECISION_COMPUTATION" if self.flags & 1 else "default precision"
+        half = ("ALLOW_HALF_PRECISION_COMPUTATION" if self.flags & 1 else "default precision") \
+            + (", denormals flushed at node boundaries" if self.flush_denormals else "")
         lines = [f"{self.model_name}: DML ({half}) against a float64 reference; ULPs in each "
                  "output's type",
                  f"{'node':<4} {'output':<36} {'op':<18} {'type':<8} {'max |err|':>10} "
@@ -97,6 +107,7 @@ class Report:
 
     def to_json(self) -> str:
         return json.dumps({"model": self.model_name, "flags": self.flags,
+                           "flush_denormals": self.flush_denormals,
                            "rows": [r._asdict() for r in self.rows]},
                           default=lambda x: None if x != x else x)
 
@@ -107,7 +118,7 @@ class Report:
         if ax is None:
             _, ax = plt.subplots(figsize=(10, 4))
         for rep in (self,) + others:
-            label = "half" if rep.flags & 1 else "default"
+            label = rep.mode
             x = [r.index for r in rep.rows]
             ax.plot(x, [max(r.max_ulp, 1e-3) for r in rep.rows], label=f"{label}: accumulated")
             ax.scatter(x, [max(np.nan_to_num(r.error_introduced), 1e-3) for r in rep.rows],
@@ -123,14 +134,14 @@ def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_deno
             sess_options=None) -> Report:
     """Compare ``model`` (path, bytes or ModelProto) on ``feeds`` ({input: array}) through DML
     operators against a float64 reference, per node; ``half_precision`` adds
-    DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION to ``execution_flags``."""
-    if flush_denormals:
-        fail(dml.E_NOTIMPL, "compare: flush_denormals is not modelled yet (dmlsim's kernels keep "
-                            "FLOAT16 and FLOAT32 subnormals)")
+    DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION to ``execution_flags``;
+    ``flush_denormals`` flushes FLOAT and FLOAT16 subnormals to zero at node boundaries."""
     if not isinstance(half_precision, (bool, np.bool_)) or isinstance(execution_flags, bool) or \
-            not isinstance(execution_flags, (int, np.integer)) or execution_flags < 0:
-        fail(dml.E_INVALIDARG, f"compare: execution_flags is {execution_flags!r} and "
-                               f"half_precision {half_precision!r}; an integer and a bool")
+            not isinstance(execution_flags, (int, np.integer)) or execution_flags < 0 or \
+            not isinstance(flush_denormals, (bool, np.bool_)):
+        fail(dml.E_INVALIDARG, f"compare: execution_flags is {execution_flags!r}, "
+                               f"half_precision {half_precision!r} and flush_denormals "
+                               f"{flush_denormals!r}; an integer and two bools")
     flags = int(execution_flags) | (1 if half_precision else 0)
     source, what = onnx_model.load(model)
     if not isinstance(feeds, dict):
@@ -158,6 +169,8 @@ def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_deno
         return o
     outs = [o for n in nodes if n.op_type != "Constant" for o in n.output if o]
     dbg = _with_outputs(inferred, outs)
+    if flush_denormals:
+        dbg = flushed(dbg, types)
     session = InferenceSession(dbg, options())
     got = dict(zip(session.output_names, session.run(None, feeds)))
     for name, value in list(got.items()) + [(k, np.asarray(v)) for k, v in feeds.items()]:
@@ -165,7 +178,8 @@ def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_deno
             types[name] = helper.np_dtype_to_tensor_dtype(np.asarray(value).dtype)
     placement = {r.name: r.device for r in session.placement().rows}
     ref = _reference(inferred, feeds)
-    alone = _introduced(inferred, nodes, ref, types, options(), InferenceSession)
+    alone = _introduced(inferred, nodes, ref, types, options(), InferenceSession,
+                        bool(flush_denormals))
     rows = []
     for k, n in enumerate(nodes):
         if n.op_type == "Constant":
@@ -179,7 +193,7 @@ def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_deno
                 (n.name or f"{n.op_type}{k}")
             rows.append(Row(k, label, n.op_type, np.asarray(got[o]).dtype.name, a, rel, u,
                             intro, "CPU" if placement.get(n.name) == "CPU" else "DML"))
-    return Report(rows, flags, what)
+    return Report(rows, flags, what, bool(flush_denormals))
 
 
 def _with_data(model, source):
@@ -240,9 +254,11 @@ def _reference(model, feeds) -> dict:
     return {k: np.asarray(v) for k, v in values.items()}
 
 
-def _introduced(model, nodes, ref, types, options, session_type) -> dict:
-    """Each node run alone on DML from its inputs' reference values rounded to their types."""
+def _introduced(model, nodes, ref, types, options, session_type, flush=False) -> dict:
+    """Each node run alone on DML from its inputs' reference values rounded to their types
+    (``flush``: with denormals flushed at its boundaries, ``onnx_compare_ftz``)."""
     inits = {i.name: i for i in model.graph.initializer}
+    alone_types = {i.name: i.data_type for i in model.graph.initializer}
     new_nodes, inputs, feeds, outputs, rename = [], [], {}, [], {}
     for k, n in enumerate(nodes):
         if n.op_type == "Constant" or any(a.HasField("g") or a.graphs for a in n.attribute):
@@ -258,6 +274,7 @@ def _introduced(model, nodes, ref, types, options, session_type) -> dict:
             dtype = helper.tensor_dtype_to_np_dtype(types.get(name) or TensorProto.DOUBLE)
             value = np.asarray(ref[name]).astype(dtype)
             feeds[fresh] = value
+            alone_types[fresh] = helper.np_dtype_to_tensor_dtype(value.dtype)
             inputs.append(helper.make_tensor_value_info(
                 fresh, helper.np_dtype_to_tensor_dtype(value.dtype), value.shape))
             ins.append(fresh)
@@ -265,6 +282,7 @@ def _introduced(model, nodes, ref, types, options, session_type) -> dict:
         for o in n.output:
             if o and o in types:
                 rename[f"__out{k}_{o}"] = o
+                alone_types[f"__out{k}_{o}"] = types[o]
                 outs.append(f"__out{k}_{o}")
                 outputs.append(onnx.ValueInfoProto(name=outs[-1]))
             else:
@@ -278,7 +296,7 @@ def _introduced(model, nodes, ref, types, options, session_type) -> dict:
                           [i for i in model.graph.initializer])
     m = helper.make_model(g, opset_imports=model.opset_import)
     m.ir_version = model.ir_version
-    s = session_type(m, options)
+    s = session_type(flushed(m, alone_types) if flush else m, options)
     got = {rename[n]: v for n, v in zip(s.output_names, s.run(None, feeds))}
     exact = _reference(m, feeds)  # each node in float64 on the same rounded inputs
     return {o: (v, exact[k]) for k, o in rename.items() if k in exact
