@@ -10,6 +10,7 @@ compilation cache lets the next process load instead of compile.
 """
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -17,8 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from onnx import TensorProto, helper
 
 import dmlsim as dml
+import dmlsim.onnx as donnx
 
 from helpers import Env, binding, tensor
 
@@ -129,3 +132,53 @@ def test_the_compilation_cache_is_off_in_the_tests_and_can_be_turned_off():
     import jax
     assert os.environ["DMLSIM_COMPILATION_CACHE"] == "0"
     assert not jax.config.jax_compilation_cache_dir
+
+
+class _Terminal(io.StringIO):
+    """Standard error as a terminal (tqdm shows bars only where isatty() is true)."""
+
+    def isatty(self):
+        return True
+
+
+def _chain(n):
+    """A model of ``n`` Relu/Neg nodes in a chain: a large model that lowers fast."""
+    nodes = [helper.make_node("Relu" if k % 2 else "Neg", [f"v{k}"], [f"v{k + 1}"],
+                              name=f"n{k}") for k in range(n)]
+    m = helper.make_model(helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info(f"v{n}", TensorProto.FLOAT, [4])]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_a_large_model_shows_progress_on_a_terminal_only(monkeypatch):
+    """Lowering a model of 200 nodes or more, and its first run (the program's compilation),
+    show tqdm lines on a terminal; not for a smaller model, not off a terminal, not with
+    DMLSIM_PROGRESS=0; later runs compile nothing and say nothing."""
+    x = np.array([1, -2, 3, -4], np.float32)
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    session = donnx.InferenceSession(_chain(200))
+    assert "dmlsim: lowering" in term.getvalue()
+    (y,) = session.run(None, {"v0": x})
+    assert "dmlsim: first run, compiling (200 nodes)" in term.getvalue()
+    want = x.copy()
+    for k in range(200):
+        want = np.maximum(want, 0) if k % 2 else -want
+    assert y.tobytes() == want.tobytes()
+    term.seek(0)
+    term.truncate()
+    session.run(None, {"v0": x})
+    assert term.getvalue() == ""
+    donnx.InferenceSession(_chain(199)).run(None, {"v0": x})
+    assert term.getvalue() == ""
+    monkeypatch.setenv("DMLSIM_PROGRESS", "0")
+    donnx.InferenceSession(_chain(200)).run(None, {"v0": x})
+    assert term.getvalue() == ""
+    monkeypatch.delenv("DMLSIM_PROGRESS")
+    plain = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", plain)
+    donnx.InferenceSession(_chain(200)).run(None, {"v0": x})
+    assert plain.getvalue() == ""

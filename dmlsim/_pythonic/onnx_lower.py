@@ -39,7 +39,7 @@ from onnx.reference import ReferenceEvaluator
 from .._api import public as dml
 from .._core import dtypes
 from .._schema.operators_generated import OPERATORS
-from . import dmlx_graph as G
+from . import dmlx_graph as G, progress
 from .dmlx_functions import Identity
 from .onnx_functions import expand
 
@@ -293,7 +293,7 @@ class Lowering:
             self.values[vi.name] = v
             self.inputs.append((vi.name, index, v))
         self.fused = fused = self._fusions()
-        for k, node in enumerate(g.node):
+        for k, node in enumerate(progress.nodes(g.node, "lowering")):
             self.node_index = k
             if k in fused.values():
                 continue

@@ -21,6 +21,7 @@ from .onnx_rules_nn import RULES as NN
 from .onnx_rules_quant import RULES as QUANT
 from .onnx_rules_recurrent import RULES as RECURRENT
 from .onnx_rules_shape import RULES as SHAPE
+from . import progress
 from .run import Prepared, device_state
 
 RULES = {**ELEMENTWISE, **NN, **SHAPE, **QUANT, **RECURRENT, **FILL,
@@ -62,6 +63,7 @@ class Plan:
         self._owned = dict(L.owned)
         self._prepared = Prepared(device_state(self.device), self.compiled, self._ins,
                                   self._outs, self._owned)
+        self._first = True
 
     def run(self, wanted, feeds) -> list:
         arrays: list = [None] * len(self._ins)
@@ -72,7 +74,12 @@ class Plan:
             arrays[index] = np.asarray(feeds[name]).reshape(want.sizes)
             self._counts[0] += 1
             self._counts[1] += arrays[index].nbytes
-        results = self._prepared(arrays)
+        if self._first:  # the first run compiles the program: on a terminal, say so
+            self._first = False
+            with progress.stage("first run, compiling", len(self.lowering.model.graph.node)):
+                results = self._prepared(arrays)
+        else:
+            results = self._prepared(arrays)
         self._counts[2] += len(results)
         self._counts[3] += sum(np.asarray(r).nbytes for r in results)
         out = {}
