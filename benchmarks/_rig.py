@@ -152,15 +152,17 @@ class Rig:
 
 # ---- one operator against raw JAX ----------------------------------------------------------
 
-def time_against_raw(rig, desc, arrays, raw, k, repeats, check=None, upload=True, outputs=1):
+def time_against_raw(rig, desc, arrays, raw, k, repeats, check=None, upload=True, outputs=1,
+                     flags=0):
     """Compile ``desc``, bind ``arrays`` as its input slots (None: an absent optional one)
     and its first output (of ``outputs`` output slots), and time K executions of a closed
     one-dispatch list against K calls of ``jax.jit(raw)`` on the arrays given, interleaved,
     best of ``repeats``. ``check(got, want)`` (NumPy) runs on the first results when given
-    (and ``upload``). Returns (dmlsim s, raw s) per call."""
+    (and ``upload``). ``flags``: the execution flags it is compiled with. Returns (dmlsim s,
+    raw s) per call."""
     import jax
     import jax.numpy as jnp
-    compiled = rig.dev.CompileOperator(rig.dev.CreateOperator(desc), 0)
+    compiled = rig.dev.CompileOperator(rig.dev.CreateOperator(desc), flags)
     init = rig.dev.CreateOperatorInitializer([compiled])
     cl = rig.command_list()
     rig.recorder.RecordDispatch(cl, init, rig.table(init))

@@ -110,3 +110,27 @@ def test_sources_must_be_one_of_each_and_unknown_semantics_are_e_notimpl():
     assert err.message == ("DML_OPERATOR_MULTIHEAD_ATTENTION1: the head counts are 2 (query) and "
                            "3 (key/value); both at least 1, the query count a multiple of the "
                            "key/value count")
+
+
+def test_the_fused_kernel_is_chosen_only_where_dml_allows_it():
+    """cuDNN's flash attention keeps FLOAT16 probabilities between its products: only with
+    ALLOW_HALF_PRECISION_COMPUTATION, on a GPU, FLOAT16, without a mask or relative-position
+    bias, head sizes a multiple of 8 up to 128 (the reasons are named)."""
+    from dmlsim.ops._attention_fused import unfused_because
+    q = np.zeros((1, 4, 2 * 64), np.float16)
+    t = {"QueryTensor": q, "KeyTensor": q, "ValueTensor": q}
+    a = {"MaskType": 0, "Scale": 0.125}
+    assert unfused_because(t, a, 2, 2, True, "gpu") is None
+    kv = np.zeros((1, 4, 64), np.float16)  # grouped heads: 2 query heads, 1 key/value head
+    assert unfused_because(dict(t, KeyTensor=kv, ValueTensor=kv), a, 2, 1, True, "gpu") is None
+    assert "without ALLOW_HALF_PRECISION_COMPUTATION" in unfused_because(t, a, 2, 2, False, "gpu")
+    assert unfused_because(t, a, 2, 2, True, "cpu") == "no fused kernel on the cpu backend"
+    f32 = {k: v.astype(np.float32) for k, v in t.items()}
+    assert unfused_because(f32, a, 2, 2, True, "gpu") == "not FLOAT16"
+    masked = dict(t, MaskTensor=np.ones((1, 4), np.int32))
+    assert unfused_because(masked, {"MaskType": 1, "Scale": 0.125}, 2, 2, True, "gpu") \
+        .startswith("a mask")
+    biased = dict(t, RelativePositionBiasTensor=np.zeros((1, 2, 4, 4), np.float16))
+    assert unfused_because(biased, a, 2, 2, True, "gpu") == "a RelativePositionBiasTensor"
+    assert unfused_because(t, a, 32, 32, True, "gpu") == \
+        "head sizes other than one multiple of 8 up to 128"  # 128 / 32 = 4

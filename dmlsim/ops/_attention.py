@@ -20,6 +20,7 @@ keyEnd for B batch entries): E_NOTIMPL.
 """
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -59,11 +60,13 @@ def sources(t, hq, hkv):
     return q, k, v
 
 
-def attend(t, a, hq, hkv, xp, cast, operand=None):
+def attend(t, a, hq, hkv, xp, cast, operand=None, fused=False):
     """(output [B, S, Hq vhs], present key [B, Hkv, P + L, hs], present value) with the
     array module ``xp`` (jnp or np) after ``cast`` (the compute type, or float64).
     ``operand`` (KernelContext.product_operand) may keep Query and Key in FLOAT16 for the
-    first product when no bias is added to them: exact products, float32 accumulation."""
+    first product when no bias is added to them: exact products, float32 accumulation.
+    ``fused`` (``_attention_fused.unfused_because`` gave None): the attention itself through cuDNN's fused
+    kernel."""
     q, k, v = sources(t, hq, hkv)
     keep = operand is not None and t.get("BiasTensor") is None
     q, k = (operand(x) if keep else cast(x) for x in (q, k))
@@ -81,6 +84,11 @@ def attend(t, a, hq, hkv, xp, cast, operand=None):
     if t.get("PastValueTensor") is not None:
         v = xp.concatenate([squeeze_to(cast(t["PastValueTensor"]), 4), v], 2)
     present_k, present_v = k, v
+    if fused:
+        o = jax.nn.dot_product_attention(
+            *(jnp.transpose(x, (0, 2, 1, 3)) for x in (q, k, v)),
+            scale=float(np.float32(a["Scale"])), implementation="cudnn")
+        return o.reshape(o.shape[:2] + (-1,)), present_k, present_v
     if hq != hkv:
         k, v = (xp.repeat(x, hq // hkv, axis=1) for x in (k, v))
     scale = float(np.float32(a["Scale"]))

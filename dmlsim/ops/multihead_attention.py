@@ -7,16 +7,20 @@ MULTIHEAD_ATTENTION1's page leaves QueryHeadCount, KeyValueHeadCount and
 PastSequenceLengthsTensor "TBD": dmlsim reads the head counts as grouped-query attention
 (QueryHeadCount a multiple of KeyValueHeadCount; equal, it is MULTIHEAD_ATTENTION) and
 answers E_NOTIMPL for a PastSequenceLengthsTensor, whose meaning the page does not give.
-Float32 arithmetic (FLOAT16 too, rounded once). Tolerance (``error_bound``): with E the
+Float32 arithmetic (FLOAT16 too, rounded once). With ALLOW_HALF_PRECISION_COMPUTATION on a GPU,
+FLOAT16 attention without a mask or relative-position bias runs cuDNN's fused flash-attention
+kernel (``_attention_fused.unfused_because`` says when it does not). Tolerance (``error_bound``): with E the
 score error bound (hs + 2) u |Scale| sum |q k|, (2 E + (P + L + 8) u) sum_j p_j |v_j| for
 the output (u = 2^-24); the present key and value are exact sums with the bias.
 """
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._core.hresult import E_NOTIMPL, fail
 from .._core.registry import Example, OperatorDef, register
 from ._attention import BOOLEAN, KEY_LENGTH, attend, sources
+from ._attention_fused import unfused_because
 from ._mha_rules import attention_sizes
 
 IN = ("QueryTensor", "KeyTensor", "ValueTensor", "StackedQueryKeyTensor",
@@ -27,7 +31,9 @@ U = 2.0 ** -24
 
 
 def _run(ins, a, hq, hkv, ctx):
-    o, k, v = attend(dict(zip(IN, ins)), a, hq, hkv, jnp, ctx.upcast, ctx.product_operand)
+    t = dict(zip(IN, ins))
+    fused = unfused_because(t, a, hq, hkv, ctx.half, jax.default_backend()) is None
+    o, k, v = attend(t, a, hq, hkv, jnp, ctx.upcast, ctx.product_operand, fused)
     return tuple(x.reshape(ctx.outputs[f].sizes) if ctx.outputs.get(f) is not None else x
                  for x, f in ((o, OUT), (k, PK), (v, PV)))
 
