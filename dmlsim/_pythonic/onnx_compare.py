@@ -238,7 +238,10 @@ def _reference(model, feeds) -> dict:
     inits = [_widen(t) for t in m.graph.initializer]
     del m.graph.initializer[:]
     m.graph.initializer.extend(inits)
-    for n in m.graph.node:
+    for k, n in enumerate(m.graph.node):
+        for j, o in enumerate(n.output):  # onnx.reference would store an unnamed output under
+            if not o:                     # '', which an absent input ('') then reads
+                n.output[j] = f"__unnamed{k}_{j}"
         for a in n.attribute:
             if a.name in ("to", "dtype") and a.type == onnx.AttributeProto.INT and a.i in _FLOATS:
                 a.i = TensorProto.DOUBLE
