@@ -11,6 +11,7 @@ from onnx import TensorProto as T, helper, numpy_helper
 
 import dmlsim as dml
 import dmlsim.onnx as donnx
+from dmlsim._pythonic.onnx_compare_ftz import flushed
 from dmlsim.cli import main
 
 K = 4096
@@ -106,7 +107,6 @@ def test_flushed_denormals_are_named_where_they_are_stored(tmp_path, capsys):
 def test_the_flush_rewrite_keeps_signs_normals_and_specials(dtype, elem):
     """Subnormal inputs read as signed zeros, subnormal results stored as signed zeros; the
     smallest normal, NaN and infinities pass unchanged, bit for bit (run through DML)."""
-    from dmlsim._pythonic.onnx_compare_ftz import flushed
     tiny = np.finfo(dtype).tiny
     m = _model([helper.make_node("Mul", ["x", "half"], ["y"], name="halve")],
                [helper.make_tensor_value_info("x", elem, [6])],
