@@ -1,7 +1,7 @@
 """Benchmark g: whole ONNX models through dmlsim.onnx against ONNX Runtime's CPU provider.
 
-The models of ``examples/onnx_models.py`` (MLP, CNN, transformer block) at several batch
-sizes. One *run* is one inference as an application does it: ``session.run(None, {"x": x})``
+The models of ``examples/onnx_models.py`` (MLP, CNN, transformer block) and a depthwise-separable
+(MobileNet-style) stack at several batch sizes. One *run* is one inference as an application does it: ``session.run(None, {"x": x})``
 on both sides (dmlsim: write the mapped UPLOAD buffer, execute the prepared command list, wait
 on the fence, read the READBACK buffer). Time per run is the median of N after a warm-up, both
 measured side by side in this process; the ratio is dmlsim / ORT (below 1: dmlsim is faster).
@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 import onnxruntime as ort
 from jax import lax
-from onnx import numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 import dmlsim.onnx as donnx
 
@@ -59,7 +59,34 @@ def _cnn(x, w):
     return jax.nn.softmax(z, axis=-1)
 
 
-RAW = {"mlp": _mlp, "cnn": _cnn}  # the transformer block has no hand-written twin
+RAW = {"mlp": _mlp, "cnn": _cnn}  # the others have no hand-written twin
+
+
+def separable(batch, blocks=4, c=32, hw=56):
+    """MobileNet-style blocks: depthwise 3x3 convolution, Clip(0, 6), pointwise 1x1
+    convolution, Relu (the depthwise-heavy kind of model, as PaddleOCR's classifier)."""
+    rng = np.random.default_rng(1)
+    nodes, inits, v = [], [], "x"
+    for k in range(blocks):
+        dw = numpy_helper.from_array((rng.standard_normal((c, 1, 3, 3)) * 0.3).astype(
+            np.float32), f"dw{k}")
+        pw = numpy_helper.from_array((rng.standard_normal((c, c, 1, 1)) * 0.2).astype(
+            np.float32), f"pw{k}")
+        lo, hi = (numpy_helper.from_array(np.array(b, np.float32), f"{n}{k}")
+                  for n, b in (("lo", 0.0), ("hi", 6.0)))
+        inits += [dw, pw, lo, hi]
+        nodes += [helper.make_node("Conv", [v, f"dw{k}"], [f"d{k}"], group=c, pads=[1] * 4),
+                  helper.make_node("Clip", [f"d{k}", f"lo{k}", f"hi{k}"], [f"c{k}"]),
+                  helper.make_node("Conv", [f"c{k}", f"pw{k}"], [f"p{k}"]),
+                  helper.make_node("Relu", [f"p{k}"], [f"r{k}"])]
+        v = f"r{k}"
+    shape = (batch, c, hw, hw)
+    g = helper.make_graph(nodes, "separable", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, list(shape))], [helper.make_tensor_value_info(
+            v, TensorProto.FLOAT, list(shape))], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m, shape
 
 
 def raw_runner(name, model):
@@ -89,7 +116,7 @@ def main():
     batches = (1, 8) if a.quick else (1, 8, 64)
     n = 10 if a.quick else 30
     rows, results = [], []
-    for name, build in models.MODELS.items():
+    for name, build in {**models.MODELS, "separable": separable}.items():
         for batch in batches:
             model, shape = build(batch)
             x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)

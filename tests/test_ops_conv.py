@@ -34,6 +34,10 @@ GEOMETRIES = [
                                                  StartPadding=(2,), EndPadding=(2,))),
     ("depthwise 3-D, OutputPadding", (1, 2, 4, 5, 3), (2, 1, 2, 2, 2),
      dict(GroupCount=2, StartPadding=(1, 0, 1), OutputPadding=(1, 0, 2))),
+    # 1x1 on the CPU is a product over channels (_conv_math._pointwise)
+    ("1x1 groups 2, stride 2, padded", (2, 4, 7, 6), (6, 2, 1, 1),
+     dict(GroupCount=2, Strides=(2, 3), StartPadding=(1, 0), EndPadding=(0, 2))),
+    ("1x1 1-D, OutputPadding", (1, 3, 9), (5, 3, 1), dict(OutputPadding=(2,))),
     ("CONVOLUTION mode", (1, 2, 5, 6), (3, 2, 2, 3), dict(Mode=0)),
     ("1-D", (2, 3, 17), (4, 3, 5), dict(Strides=(3,), StartPadding=(2,))),
     ("3-D", (1, 2, 5, 4, 6), (3, 2, 2, 3, 2), dict(StartPadding=(1, 0, 1),

@@ -1,6 +1,7 @@
 """The arithmetic of the convolutions described in ``_conv``: the JAX computation
 (``lax.conv_general_dilated`` at float32 precision; BACKWARD as a forward convolution of the
-stride-dilated input; a depthwise FORWARD one on the CPU as a sum over filter taps) and a float64 reference written as explicit sums over filter taps
+stride-dilated input; on the CPU a depthwise FORWARD one as a sum over filter taps and a 1x1
+one as a product over channels) and a float64 reference written as explicit sums over filter taps
 (gathers FORWARD, scatters BACKWARD), apart from the kernel.
 """
 from __future__ import annotations
@@ -11,38 +12,7 @@ import numpy as np
 from jax import lax
 
 from ._conv import FORWARD, flipped, spatial_out
-
-
-def _padded_end(y, a):
-    pad = a["OutputPadding"]
-    if not any(pad):
-        return y
-    return jnp.pad(y, [(0, 0), (0, 0)] + [(0, p) for p in pad])
-
-
-def _depthwise(x, w, a, accumulate):
-    """A FORWARD depthwise convolution (one input channel per group; output channel o reads
-    input channel o // (M / C)) as a sum over the filter's taps, in tap order, of strided
-    slices times the tap's weights: the same float32 products and sums as a convolution
-    (FLOAT16 operands widened first), which XLA's CPU backend runs 10-60x faster than a
-    grouped convolution with one channel per group."""
-    nd, st, dil = a["DimensionCount"], a["Strides"], a["Dilations"]
-    dt = accumulate or jnp.result_type(x, w)
-    x, w = x.astype(dt), w.astype(dt)
-    m, ks = w.shape[0], w.shape[2:]
-    if m != x.shape[1]:
-        x = jnp.repeat(x, m // x.shape[1], axis=1)
-    xp = jnp.pad(x, [(0, 0), (0, 0)] + list(zip(a["StartPadding"], a["EndPadding"])))
-    out = [(xp.shape[2 + d] - (ks[d] - 1) * dil[d] - 1) // st[d] + 1 for d in range(nd)]
-    y = None
-    for t in np.ndindex(*ks):
-        first = [t[d] * dil[d] for d in range(nd)]
-        v = lax.slice(xp, [0, 0] + first,
-                      list(xp.shape[:2]) + [f + (o - 1) * s + 1 for f, o, s in
-                                            zip(first, out, st)], [1, 1] + list(st))
-        term = v * w[(slice(None), 0) + t].reshape((1, m) + (1,) * nd)
-        y = term if y is None else y + term
-    return _padded_end(y, a)
+from ._conv_cpu import depthwise, pointwise, padded_end as _padded_end
 
 
 def conv(x, w, a, precision=lax.Precision.HIGHEST, accumulate=None):
@@ -55,7 +25,10 @@ def conv(x, w, a, precision=lax.Precision.HIGHEST, accumulate=None):
     kd = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], a["Dilations"])]
     if a["Direction"] == FORWARD and g > 1 and g == x.shape[1] and w.shape[1] == 1 and \
             int(np.prod(w.shape[2:])) <= 64 and jax.default_backend() == "cpu":
-        return _depthwise(x, w, a, accumulate)
+        return depthwise(x, w, a, accumulate)
+    if a["Direction"] == FORWARD and all(k == 1 for k in w.shape[2:]) and \
+            jax.default_backend() == "cpu":
+        return pointwise(x, w, a, precision, accumulate)
     if a["Direction"] == FORWARD:
         y = lax.conv_general_dilated(
             x, w, a["Strides"], list(zip(a["StartPadding"], a["EndPadding"])),

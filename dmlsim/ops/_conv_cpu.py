@@ -1,0 +1,54 @@
+"""Convolution forms XLA's CPU backend runs faster than ``lax.conv_general_dilated``, with the
+same float32 products (``_conv_math.conv`` picks them on the CPU): a depthwise FORWARD
+convolution as a sum over its filter's taps, a 1x1 one as a product over channels."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+
+def padded_end(y, a):
+    """``y`` with the OutputPadding zeros at the end of each spatial dimension."""
+    pad = a["OutputPadding"]
+    if not any(pad):
+        return y
+    return jnp.pad(y, [(0, 0), (0, 0)] + [(0, p) for p in pad])
+
+
+def depthwise(x, w, a, accumulate):
+    """A FORWARD depthwise convolution (one input channel per group; output channel o reads
+    input channel o // (M / C)) as a sum over the filter's taps, in tap order, of strided
+    slices times the tap's weights: the same float32 products and sums as a convolution
+    (FLOAT16 operands widened first), which XLA's CPU backend runs 10-60x faster than a
+    grouped convolution with one channel per group."""
+    nd, st, dil = a["DimensionCount"], a["Strides"], a["Dilations"]
+    dt = accumulate or jnp.result_type(x, w)
+    x, w = x.astype(dt), w.astype(dt)
+    m, ks = w.shape[0], w.shape[2:]
+    if m != x.shape[1]:
+        x = jnp.repeat(x, m // x.shape[1], axis=1)
+    xp = jnp.pad(x, [(0, 0), (0, 0)] + list(zip(a["StartPadding"], a["EndPadding"])))
+    out = [(xp.shape[2 + d] - (ks[d] - 1) * dil[d] - 1) // st[d] + 1 for d in range(nd)]
+    y = None
+    for t in np.ndindex(*ks):
+        first = [t[d] * dil[d] for d in range(nd)]
+        v = lax.slice(xp, [0, 0] + first,
+                      list(xp.shape[:2]) + [f + (o - 1) * s + 1 for f, o, s in
+                                            zip(first, out, st)], [1, 1] + list(st))
+        term = v * w[(slice(None), 0) + t].reshape((1, m) + (1,) * nd)
+        y = term if y is None else y + term
+    return padded_end(y, a)
+
+
+def pointwise(x, w, a, precision, accumulate):
+    """A FORWARD convolution with a 1x1 filter as a product over channels (per group) of the
+    padded, strided input: what XLA's CPU backend runs 1.6-3x faster than the convolution."""
+    nd, g = a["DimensionCount"], a["GroupCount"]
+    xp = jnp.pad(x, [(0, 0), (0, 0)] + list(zip(a["StartPadding"], a["EndPadding"])))
+    xp = xp[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in a["Strides"])]
+    n, c, m = x.shape[0], x.shape[1], w.shape[0]
+    y = jnp.einsum("ngc...,gmc->ngm...", xp.reshape((n, g, c // g) + xp.shape[2:]),
+                   w.reshape(g, m // g, c // g), precision=precision,
+                   preferred_element_type=accumulate)
+    return padded_end(y.reshape((n, m) + xp.shape[2:]), a)
