@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import statistics
-import time
 from pathlib import Path
 
 import jax
@@ -30,7 +28,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import dmlsim.onnx as donnx
 
-from _rig import machine, print_table, write_json
+from _rig import best_of, machine, print_table, write_json
 
 _spec = importlib.util.spec_from_file_location(
     "onnx_models", Path(__file__).resolve().parents[1] / "examples" / "onnx_models.py")
@@ -99,13 +97,7 @@ def raw_runner(name, model):
 
 
 def median_time(fn, n):
-    fn()
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return best_of(fn, n)[1]  # (min, median) after a warm-up
 
 
 def main():

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import time
 
 import numpy as np
 import torch
@@ -21,18 +20,11 @@ import torchvision
 
 import dmlsim as dml
 import dmlsim.onnx as donnx
-from _rig import machine, print_table, write_json
+from _rig import best_of, machine, print_table, write_json
 
 
 def _median_ms(fn, n=30):
-    fn()
-    fn()
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * float(np.median(times))
+    return 1e3 * best_of(fn, n)[1]  # (min, median) after a warm-up
 
 
 def main(argv=None):
