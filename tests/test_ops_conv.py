@@ -25,7 +25,7 @@ GEOMETRIES = [
     ("groups 2", (1, 4, 6, 6), (6, 2, 3, 3), dict(GroupCount=2)),
     ("depthwise", (2, 5, 6, 7), (5, 1, 3, 3), dict(GroupCount=5, StartPadding=(1, 1),
                                                   EndPadding=(1, 1))),
-    # depthwise on the CPU is a sum over taps (_conv_math._depthwise): multipliers, strides,
+    # depthwise is a sum over taps (_conv_forms.depthwise): multipliers, strides,
     # dilations, flipped filters, 1-D and 3-D, OutputPadding
     ("depthwise x2, stride 2, dilated, CONVOLUTION", (1, 3, 9, 8), (6, 1, 3, 2),
      dict(GroupCount=3, Strides=(2, 1), Dilations=(1, 2), StartPadding=(2, 0),
@@ -34,7 +34,7 @@ GEOMETRIES = [
                                                  StartPadding=(2,), EndPadding=(2,))),
     ("depthwise 3-D, OutputPadding", (1, 2, 4, 5, 3), (2, 1, 2, 2, 2),
      dict(GroupCount=2, StartPadding=(1, 0, 1), OutputPadding=(1, 0, 2))),
-    # 1x1 on the CPU is a product over channels (_conv_math._pointwise)
+    # 1x1 is a product over channels (_conv_forms.pointwise)
     ("1x1 groups 2, stride 2, padded", (2, 4, 7, 6), (6, 2, 1, 1),
      dict(GroupCount=2, Strides=(2, 3), StartPadding=(1, 0), EndPadding=(0, 2))),
     ("1x1 1-D, OutputPadding", (1, 3, 9), (5, 3, 1), dict(OutputPadding=(2,))),

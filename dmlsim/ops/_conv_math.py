@@ -1,7 +1,7 @@
 """The arithmetic of the convolutions described in ``_conv``: the JAX computation
 (``lax.conv_general_dilated`` at float32 precision; BACKWARD as a forward convolution of the
-stride-dilated input; on the CPU a depthwise FORWARD one as a sum over filter taps and a 1x1
-one as a product over channels) and a float64 reference written as explicit sums over filter taps
+stride-dilated input; a depthwise FORWARD one as a sum over filter taps and, on the CPU, a 1x1
+one as a product over channels: ``_conv_forms``) and a float64 reference written as explicit sums over filter taps
 (gathers FORWARD, scatters BACKWARD), apart from the kernel.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 from jax import lax
 
 from ._conv import FORWARD, flipped, spatial_out
-from ._conv_cpu import depthwise, pointwise, padded_end as _padded_end
+from ._conv_forms import depthwise, pointwise, padded_end as _padded_end
 
 
 def conv(x, w, a, precision=lax.Precision.HIGHEST, accumulate=None):
@@ -24,10 +24,10 @@ def conv(x, w, a, precision=lax.Precision.HIGHEST, accumulate=None):
         w = jnp.flip(w, tuple(range(2, w.ndim)))
     kd = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], a["Dilations"])]
     if a["Direction"] == FORWARD and g > 1 and g == x.shape[1] and w.shape[1] == 1 and \
-            int(np.prod(w.shape[2:])) <= 64 and jax.default_backend() == "cpu":
+            int(np.prod(w.shape[2:])) <= 64:
         return depthwise(x, w, a, accumulate)
     if a["Direction"] == FORWARD and all(k == 1 for k in w.shape[2:]) and \
-            jax.default_backend() == "cpu":
+            jax.default_backend() == "cpu":  # on a GPU XLA's own layouts win inside a model
         return pointwise(x, w, a, precision, accumulate)
     if a["Direction"] == FORWARD:
         y = lax.conv_general_dilated(
