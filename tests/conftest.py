@@ -1,5 +1,6 @@
 """Make the repository root importable (``import dmlsim``) when pytest is run as ``pytest``,
 and make sure the tests exercise this checkout, not another installed copy of dmlsim."""
+import gc
 import os
 import sys
 from pathlib import Path
@@ -22,11 +23,12 @@ def pytest_sessionstart(session):
 
 
 def pytest_sessionfinish(session):
-    """After the last test, pytest's cleanup runs ``gc.collect()`` several times while
-    pytest-xdist (execnet) may interrupt a worker's main thread to end it; a KeyboardInterrupt
-    landing in JAX's garbage-collection callback was printed as a stray
-    PytestUnraisableExceptionWarning after a green run. Nothing of JAX's runs after the
-    session, so its callback is dropped here."""
-    import gc
-    gc.callbacks[:] = [cb for cb in gc.callbacks
-                       if getattr(cb, "__module__", "").split(".")[0] != "jax"]
+    """After the last test pytest's cleanup runs ``gc.collect()`` five times, and pytest-xdist
+    (execnet) interrupts a worker's main thread when it takes too long to end; a
+    KeyboardInterrupt landing in a garbage-collection callback (JAX's, hypothesis's) was
+    printed as a stray PytestUnraisableExceptionWarning after a green run. So: collect once
+    here, freeze what is left (the later collections then have nothing to scan, and end fast)
+    and drop the callbacks, which nothing needs after the session."""
+    gc.collect()
+    gc.freeze()
+    gc.callbacks.clear()
