@@ -193,7 +193,7 @@ class _GraphDispatchable:
         out = {}
         for n, (index, data) in self.constants.items():
             t = self.ins[index][2]
-            spec = {"initialValuesDataType": dml.DML_TENSOR_DATA_TYPE(t.data_type).name[21:],
+            spec = {"initialValuesDataType": dtypes.SHORT_NAMES[t.data_type],
                     "initialValues": {"valueCount": max(1, len(data) // max(1, t.itemsize)),
                                       "value": 0}, "sizeInBytes": max(4, (len(data) + 3) // 4 * 4)}
             out[n] = _Resource(n, spec, Path("."), d3d, cl)
