@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 
 from . import __version__, info
+from .examples import hello_directml
 from ._core import config, registry
 from ._core.hresult import E_INVALIDARG, HResultError
 from ._pythonic.dxdispatch import load, run_model
@@ -199,14 +200,9 @@ def _compare(args) -> int:
 
 
 def _hello(args) -> int:
-    import runpy
-    path = Path(__file__).resolve().parent.parent / "examples" / "hello_directml.py"
-    if path.exists():
-        runpy.run_path(str(path), run_name="__main__")
-        return 0
-    print("dmlsim hello: examples/hello_directml.py is not installed with this package",
-          file=sys.stderr)
-    return 1
+    """HelloDirectML (``dmlsim/examples/hello_directml.py``, installed with the package)."""
+    hello_directml.main(debug=args.debug)
+    return 0
 
 
 def main(argv=None) -> int:
@@ -270,6 +266,8 @@ def main(argv=None) -> int:
     i = sub.add_parser("info", help="describe the emulated device")
     i.set_defaults(fn=_info)
     h = sub.add_parser("hello", help="run the HelloDirectML port")
+    h.add_argument("--debug", action="store_true",
+                   help="with the D3D12 and DirectML debug layers, as the sample's --debug")
     h.set_defaults(fn=_hello)
     args = p.parse_args(argv)
     try:

@@ -3,6 +3,8 @@ HResultError with the close match, lowercase names work, ``python -m dmlsim`` an
 ``--version`` answer."""
 import subprocess
 import sys
+import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -114,3 +116,18 @@ def test_cli_takes_a_npz_of_every_input(tmp_path, capsys):
     for a, want in zip(sess.get_outputs(), sess.run(None, feeds)):
         np.testing.assert_allclose(np.load(tmp_path / f"{a.name}.npy"), want, rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_a_normal_install_carries_what_dmlsim_hello_and_type_checkers_need(tmp_path):
+    """The wheel (what ``pip install .`` installs) holds the HelloDirectML program that
+    ``dmlsim hello`` runs, dmlx's type stub and the py.typed marker, and nothing of the
+    checkout beside the package (tests, tools, examples)."""
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                    str(tmp_path), str(root)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("dmlsim-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"dmlsim/examples/hello_directml.py", "dmlsim/dmlx.pyi", "dmlsim/py.typed",
+            "dmlsim/_pythonic/dxdispatch_schema.json"} <= names
+    assert not any(n.split("/")[0] in ("tests", "tools", "examples", "benchmarks")
+                   for n in names)
