@@ -32,7 +32,7 @@ import numpy as np
 from .._api import public as dml
 from .._schema.operators_generated import DESC_STRUCTS, OPERATORS
 from . import dml_graph_fb as fb
-from .run import _Tensor, run_compiled
+from .run import _Tensor, run_compiled, schema_of
 
 _KIND = {"uint": "UInt32", "int": "Int32", "float": "Float32", "uint_array": "UIntArray",
          "int_array": "IntArray", "float_array": "FloatArray", "scale_bias": "ScaleBias",
@@ -433,7 +433,7 @@ class _Writer:
     def _node(node, desc, name, in_names, out_names) -> fb.Node:
         if desc is None:
             return fb.Node(name, [], out_names, constant_data=bytes(node.Desc.Data or b""))
-        schema = next(s for s in OPERATORS.values() if s["value"] == int(desc.Type))
+        schema = schema_of(desc)
         return fb.Node(name, in_names, out_names, schema["name"],
                        [_ir_tensor(t) for t in _flat(desc, "inputs") if t is not None],
                        [_ir_tensor(t) for t in _flat(desc, "outputs") if t is not None],
@@ -441,7 +441,7 @@ class _Writer:
 
 
 def _flat(desc, kind: str) -> list:
-    schema = next(s for s in OPERATORS.values() if s["value"] == int(desc.Type))
+    schema = schema_of(desc)
     out = []
     for name in schema[kind]:
         value = getattr(desc.Desc, name)
@@ -485,5 +485,5 @@ def _ir_attributes(schema: dict, desc) -> list:
 
 
 def _ir_activation(op_desc) -> tuple:
-    schema = next(s for s in OPERATORS.values() if s["value"] == int(op_desc.Type))
+    schema = schema_of(op_desc)
     return schema["name"], _ir_attributes(schema, op_desc.Desc)

@@ -132,11 +132,19 @@ class _Tensor:
         self.owned_by_dml = bool(int(b.Flags or 0) & dml.DML_TENSOR_FLAG_OWNED_BY_DML)
 
 
+_SCHEMA_BY_VALUE = {s["value"]: s for s in OPERATORS.values()}
+
+
+def schema_of(op_desc) -> dict:
+    """The spec schema of a DML_OPERATOR_DESC, by its Type."""
+    return _SCHEMA_BY_VALUE[int(op_desc.Type)]
+
+
 def slots(op_desc, kind: str) -> list:
     """(field, array index or None, _Tensor or None) per flattened binding slot of ``kind``
     ("inputs" or "outputs"), in the schema's order (an absent optional tensor keeps its
     slot, a tensor array stands for one slot per element)."""
-    schema = next(s for s in OPERATORS.values() if s["value"] == int(op_desc.Type))
+    schema = schema_of(op_desc)
     arrays = {f["name"] for f in schema["fields"] if f.get("schema_type") == "tensor_desc_array"}
     out: list[tuple[str, int | None, _Tensor | None]] = []
     for name in schema[kind]:
