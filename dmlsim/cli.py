@@ -194,7 +194,7 @@ def _compare(args) -> int:
         print(f"(no --input: standard normal inputs, seed 0: "
               f"{', '.join(f'{k} {list(v.shape)}' for k, v in feeds.items())})", file=sys.stderr)
     report = donnx.compare(model, feeds, half_precision=args.half_precision,
-                           flush_denormals=args.flush_denormals)
+                           half_matmul=args.half_matmul, flush_denormals=args.flush_denormals)
     print(report.to_json() if args.json else report.table(top=args.top, ulp=args.ulp))
     return 0
 
@@ -236,6 +236,9 @@ def main(argv=None) -> int:
     c.add_argument("--prompt", help="for a genai model folder: compare the prefill of TEXT")
     c.add_argument("--half-precision", action="store_true",
                    help="compile with DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION")
+    c.add_argument("--half-matmul", action="store_true",
+                   help="with --half-precision's flag, FLOAT16 MatMul and Gemm accumulate in "
+                        "FLOAT16, as a driver with half accumulators does")
     c.add_argument("--flush-denormals", action="store_true",
                    help="flush FLOAT/FLOAT16 subnormals to zero at every node boundary, as a "
                         "driver with flush-to-zero does")

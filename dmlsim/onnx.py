@@ -9,8 +9,9 @@ Runtime's DirectML execution provider lowers them, off Windows.
     (y,) = session.run(None, {"x": x})                     # ONNX Runtime's calling convention
     print(session.describe())                              # the DML graph it became
 
-``compare(model, feeds, half_precision=False)`` reports, node by node, where the DML result
-leaves a float64 reference (``dmlsim compare MODEL``).
+``compare(model, feeds, half_precision=False, half_matmul=False, flush_denormals=False)``
+reports, node by node, where the DML result leaves a float64 reference (``dmlsim compare
+MODEL``).
 
 Dynamic dimensions are bound when the feeds arrive: each input signature gets its own lowered,
 compiled plan, kept in a bounded LRU cache (``SessionOptions.plan_cache_size``); ORT's

@@ -12,6 +12,7 @@ from onnx import TensorProto as T, helper, numpy_helper
 import dmlsim as dml
 import dmlsim.onnx as donnx
 from dmlsim._pythonic.onnx_compare_ftz import flushed
+from dmlsim._pythonic.onnx_compare_halfmm import half_accumulated
 from dmlsim.cli import main
 
 K = 4096
@@ -119,6 +120,90 @@ def test_the_flush_rewrite_keeps_signs_normals_and_specials(dtype, elem):
     assert got.tobytes() == want.tobytes()
 
 
+def _long_matmul():
+    """MatMul over K = 4096 positive FLOAT16 products, then a bias and Relu: the MatMul is the
+    long reduction; the nodes after it inherit what it loses."""
+    rng = np.random.default_rng(4)
+    w = numpy_helper.from_array(rng.uniform(0, 1, (K, 8)).astype(np.float16), "w")
+    b = numpy_helper.from_array(rng.uniform(-1, 1, 8).astype(np.float16), "b")
+    return _model([helper.make_node("MatMul", ["x", "w"], ["mm"], name="matmul"),
+                   helper.make_node("Add", ["mm", "b"], ["a"], name="bias"),
+                   helper.make_node("Relu", ["a"], ["y"], name="relu")],
+                  [helper.make_tensor_value_info("x", T.FLOAT16, [4, K])],
+                  [helper.make_tensor_value_info("y", T.FLOAT16, [4, 8])], [w, b])
+
+
+def test_a_long_matmul_that_diverges_only_with_half_accumulation_is_named(tmp_path, capsys):
+    """DML's default and dmlsim's ALLOW_HALF_PRECISION_COMPUTATION (FLOAT16 operands, FLOAT32
+    accumulator) both keep the MatMul within half a ULP. With half accumulators (half_matmul)
+    it is named first, several ULP off, and Relu, fed exact values, introduces nothing."""
+    x = np.random.default_rng(5).uniform(0, 1, (4, K)).astype(np.float16)
+    for kw in ({}, {"half_precision": True}):
+        report = donnx.compare(_long_matmul(), {"x": x}, **kw)
+        assert report.first_divergent(ulp=1) is None, report.table()
+    half = donnx.compare(_long_matmul(), {"x": x}, half_matmul=True)
+    assert half.mode == "half + MatMul accumulating in FLOAT16" and half.flags == 1
+    rows = {r.name: r for r in half.rows}
+    assert half.first_divergent(ulp=1) is rows["matmul"] and rows["matmul"].error_introduced > 2
+    assert rows["relu"].error_introduced == 0 and rows["relu"].max_ulp > 1
+    assert rows["bias"].error_introduced <= 0.5
+    import onnx
+    onnx.save(_long_matmul(), tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", x)
+    assert main(["compare", str(tmp_path / "m.onnx"), "--input", f"x={tmp_path / 'x.npy'}",
+                 "--half-matmul", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["half_matmul"] is True and data["flags"] == 1
+    assert max(data["rows"], key=lambda r: r["error_introduced"])["name"] == "matmul"
+
+
+def _k_loop(a, b):
+    """NumPy's model of a half-accumulating K loop: 16 products at a time summed exactly and
+    rounded to FLOAT16, the partial sums added in order, each sum rounded to FLOAT16."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    acc = None
+    for j in range(0, a.shape[-1], 16):
+        part = (a64[..., j:j + 16] @ b64[..., j:j + 16, :]).astype(np.float16)
+        acc = part if acc is None else (acc.astype(np.float64) + part).astype(np.float16)
+    return acc
+
+
+@pytest.mark.parametrize("opset", [11, 17])
+@pytest.mark.parametrize("case", ["2d", "batched", "vector-matrix", "matrix-vector", "gemm"])
+def test_the_half_matmul_rewrite_is_the_k_loop(case, opset):
+    """The rewrite (Pad, Reshape, batched MatMul, Split, an Add chain) run through DML gives,
+    bit for bit, NumPy's K loop (K = 37: two full steps and a padded one)."""
+    rng = np.random.default_rng(6)
+    shapes = {"2d": ((3, 37), (37, 5)), "batched": ((2, 3, 37), (37, 5)),
+              "vector-matrix": ((37,), (37, 5)), "matrix-vector": ((3, 37), (37,)),
+              "gemm": ((37, 3), (5, 37))}[case]
+    a, b = (rng.uniform(-4, 4, s).astype(np.float16) for s in shapes)
+    c = rng.uniform(-4, 4, (5,)).astype(np.float16)
+    if case == "gemm":
+        node = helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1, transB=1, alpha=0.75,
+                                beta=-1.5)
+        loop = _k_loop(a.T, b.T)
+        alpha = (loop.astype(np.float64) * 0.75).astype(np.float16)
+        want = (alpha.astype(np.float64) + (c.astype(np.float64) * -1.5).astype(np.float16))
+    else:
+        node = helper.make_node("MatMul", ["a", "b"], ["y"])
+        a2 = a[None] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        want = _k_loop(a2, b2)
+        want = want[0] if a.ndim == 1 else want[..., 0] if b.ndim == 1 else want
+    want = np.asarray(want).astype(np.float16)
+    inputs = [helper.make_tensor_value_info(n, T.FLOAT16, v.shape)
+              for n, v in (("a", a), ("b", b), ("c", c))][:len(node.input)]
+    m = helper.make_model(helper.make_graph([node], "g", inputs, [
+        helper.make_tensor_value_info("y", T.FLOAT16, want.shape)]),
+        opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7
+    feeds = {n: v for n, v in (("a", a), ("b", b), ("c", c))[:len(node.input)]}
+    rewritten = half_accumulated(m, {"y": T.FLOAT16}, {k: v.shape for k, v in feeds.items()})
+    got = donnx.InferenceSession(rewritten).run(None, feeds)[0]
+    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
 def test_integer_and_data_movement_nodes_report_exactly_zero():
     m = _model([helper.make_node("Cast", ["x"], ["i"], to=T.INT32, name="cast"),
                 helper.make_node("Add", ["i", "i"], ["j"], name="add"),
@@ -163,7 +248,8 @@ def test_the_cli_prints_the_table_and_json(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("kw", [{"half_precision": "yes"}, {"execution_flags": -1},
-                                {"execution_flags": 1.0}, {"flush_denormals": 1}])
+                                {"execution_flags": 1.0}, {"flush_denormals": 1},
+                                {"half_matmul": None}])
 def test_bad_arguments_are_refused(kw):
     with pytest.raises(dml.HResultError) as e:
         donnx.compare(_normalize(), {"x": X}, **kw)

@@ -28,6 +28,8 @@ operators a genai language model is made of (SimplifiedLayerNormalization,
 SkipSimplifiedLayerNormalization, RotaryEmbedding, GroupQueryAttention, MatMulNBits); others are
 E_NOTIMPL naming them. ``flush_denormals=True`` runs 1 and 3 with denormals flushed to zero at
 every node boundary (``onnx_compare_ftz``), as a driver with flush-to-zero would.
+``half_matmul=True`` runs 1 and 3 with every FLOAT16 MatMul and Gemm accumulating in FLOAT16
+(``onnx_compare_halfmm``), as a driver with half accumulators would.
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ from onnx.reference import ReferenceEvaluator
 from .._api import public as dml
 from . import onnx_model
 from .onnx_compare_ftz import flushed
+from .onnx_compare_halfmm import half_accumulated
 from .onnx_compare_refs import OPS as REFS
 from .onnx_inference import InferenceSession, SessionOptions
 from .onnx_lower import fail
@@ -67,14 +70,16 @@ class Row(NamedTuple):
 class Report:
     """``compare``'s answer: ``rows`` in topological order, the flags the DML runs used."""
 
-    def __init__(self, rows, flags, model_name, flush_denormals=False):
+    def __init__(self, rows, flags, model_name, flush_denormals=False, half_matmul=False):
         self.rows, self.flags, self.model_name = rows, flags, model_name
-        self.flush_denormals = flush_denormals
+        self.flush_denormals, self.half_matmul = flush_denormals, half_matmul
 
     @property
     def mode(self) -> str:
-        """The precision mode: "default", "half", with " + flushed denormals"."""
+        """The precision mode: "default" or "half", with " + MatMul accumulating in FLOAT16"
+        and " + flushed denormals"."""
         return ("half" if self.flags & 1 else "default") + \
+            (" + MatMul accumulating in FLOAT16" if self.half_matmul else "") + \
             (" + flushed denormals" if self.flush_denormals else "")
 
     def first_divergent(self, ulp=1.0):
@@ -88,6 +93,7 @@ class Report:
         first = self.first_divergent(ulp)
         rows = self.worst(top) if top else self.rows
         half = ("ALLOW_HALF_PRECISION_COMPUTATION" if self.flags & 1 else "default precision") \
+            + (", MatMul/Gemm accumulating in FLOAT16" if self.half_matmul else "") \
             + (", denormals flushed at node boundaries" if self.flush_denormals else "")
         lines = [f"{self.model_name}: DML ({half}) against a float64 reference; ULPs in each "
                  "output's type",
@@ -108,6 +114,7 @@ class Report:
     def to_json(self) -> str:
         return json.dumps({"model": self.model_name, "flags": self.flags,
                            "flush_denormals": self.flush_denormals,
+                           "half_matmul": self.half_matmul,
                            "rows": [r._asdict() for r in self.rows]},
                           default=lambda x: None if x != x else x)
 
@@ -130,19 +137,23 @@ class Report:
         return ax
 
 
-def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_denormals=False,
-            sess_options=None) -> Report:
+def compare(model, feeds, *, execution_flags=0, half_precision=False, half_matmul=False,
+            flush_denormals=False, sess_options=None) -> Report:
     """Compare ``model`` (path, bytes or ModelProto) on ``feeds`` ({input: array}) through DML
     operators against a float64 reference, per node; ``half_precision`` adds
     DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION to ``execution_flags``;
+    ``half_matmul`` (implies ``half_precision``) makes FLOAT16 MatMul and Gemm accumulate in
+    FLOAT16, as a driver with half accumulators does (``onnx_compare_halfmm``);
     ``flush_denormals`` flushes FLOAT and FLOAT16 subnormals to zero at node boundaries."""
-    if not isinstance(half_precision, (bool, np.bool_)) or isinstance(execution_flags, bool) or \
-            not isinstance(execution_flags, (int, np.integer)) or execution_flags < 0 or \
-            not isinstance(flush_denormals, (bool, np.bool_)):
+    switches = (half_precision, half_matmul, flush_denormals)
+    if not all(isinstance(b, (bool, np.bool_)) for b in switches) or \
+            isinstance(execution_flags, bool) or \
+            not isinstance(execution_flags, (int, np.integer)) or execution_flags < 0:
         fail(dml.E_INVALIDARG, f"compare: execution_flags is {execution_flags!r}, "
-                               f"half_precision {half_precision!r} and flush_denormals "
-                               f"{flush_denormals!r}; an integer and two bools")
-    flags = int(execution_flags) | (1 if half_precision else 0)
+                               f"half_precision {half_precision!r}, half_matmul "
+                               f"{half_matmul!r} and flush_denormals {flush_denormals!r}; a "
+                               "non-negative integer and three bools")
+    flags = int(execution_flags) | (1 if half_precision or half_matmul else 0)
     source, what = onnx_model.load(model)
     if not isinstance(feeds, dict):
         fail(dml.E_INVALIDARG, f"compare: feeds is a {type(feeds).__name__}; a dict")
@@ -169,6 +180,9 @@ def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_deno
         return o
     outs = [o for n in nodes if n.op_type != "Constant" for o in n.output if o]
     dbg = _with_outputs(inferred, outs)
+    ref = _reference(inferred, feeds)
+    if half_matmul:
+        dbg = half_accumulated(dbg, types, _shapes(inferred, ref))
     if flush_denormals:
         dbg = flushed(dbg, types)
     session = InferenceSession(dbg, options())
@@ -177,9 +191,8 @@ def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_deno
         if not types.get(name):  # after a contrib operator shape inference cannot type
             types[name] = helper.np_dtype_to_tensor_dtype(np.asarray(value).dtype)
     placement = {r.name: r.device for r in session.placement().rows}
-    ref = _reference(inferred, feeds)
     alone = _introduced(inferred, nodes, ref, types, options(), InferenceSession,
-                        bool(flush_denormals))
+                        bool(flush_denormals), bool(half_matmul))
     rows = []
     for k, n in enumerate(nodes):
         if n.op_type == "Constant":
@@ -193,7 +206,13 @@ def compare(model, feeds, *, execution_flags=0, half_precision=False, flush_deno
                 (n.name or f"{n.op_type}{k}")
             rows.append(Row(k, label, n.op_type, np.asarray(got[o]).dtype.name, a, rel, u,
                             intro, "CPU" if placement.get(n.name) == "CPU" else "DML"))
-    return Report(rows, flags, what, bool(flush_denormals))
+    return Report(rows, flags, what, bool(flush_denormals), bool(half_matmul))
+
+
+def _shapes(model, values) -> dict:
+    """{value: shape} of every initializer of ``model`` and every value in ``values``."""
+    return {**{i.name: tuple(i.dims) for i in model.graph.initializer},
+            **{k: np.shape(v) for k, v in values.items()}}
 
 
 def _with_data(model, source):
@@ -257,9 +276,11 @@ def _reference(model, feeds) -> dict:
     return {k: np.asarray(v) for k, v in values.items()}
 
 
-def _introduced(model, nodes, ref, types, options, session_type, flush=False) -> dict:
+def _introduced(model, nodes, ref, types, options, session_type, flush=False,
+                half_matmul=False) -> dict:
     """Each node run alone on DML from its inputs' reference values rounded to their types
-    (``flush``: with denormals flushed at its boundaries, ``onnx_compare_ftz``)."""
+    (``flush``: with denormals flushed at its boundaries, ``onnx_compare_ftz``;
+    ``half_matmul``: MatMul and Gemm accumulating in FLOAT16, ``onnx_compare_halfmm``)."""
     inits = {i.name: i for i in model.graph.initializer}
     alone_types = {i.name: i.data_type for i in model.graph.initializer}
     new_nodes, inputs, feeds, outputs, rename = [], [], {}, [], {}
@@ -299,7 +320,8 @@ def _introduced(model, nodes, ref, types, options, session_type, flush=False) ->
                           [i for i in model.graph.initializer])
     m = helper.make_model(g, opset_imports=model.opset_import)
     m.ir_version = model.ir_version
-    s = session_type(flushed(m, alone_types) if flush else m, options)
+    run = half_accumulated(m, alone_types, _shapes(m, feeds)) if half_matmul else m
+    s = session_type(flushed(run, alone_types) if flush else run, options)
     got = {rename[n]: v for n, v in zip(s.output_names, s.run(None, feeds))}
     exact = _reference(m, feeds)  # each node in float64 on the same rounded inputs
     return {o: (v, exact[k]) for k, o in rename.items() if k in exact
