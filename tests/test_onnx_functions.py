@@ -205,10 +205,12 @@ def _ort_and_dmlsim(node, inputs, outputs):
 
 
 @pytest.mark.parametrize("case", ["bias_and_boolean_mask", "key_lengths_and_unidirectional",
-                                  "past_present_and_attention_bias"])
+                                  "past_present_and_attention_bias", "empty_past"])
 def test_contrib_multihead_attention_matches_onnx_runtime(case):
+    """``empty_past``: a Whisper decoder's first step, past key and value of length 0 with
+    ``unidirectional``: lowered with no past (DML has no empty tensors), present = key, value."""
     rng = np.random.default_rng(7)
-    b, s, n, h, p = 2, 3, 2, 4, 2
+    b, s, n, h, p = 2, 3, 2, 4, 0 if case == "empty_past" else 2
 
     def f(*shape):
         return rng.standard_normal(shape).astype(np.float32)
@@ -224,7 +226,10 @@ def test_contrib_multihead_attention_matches_onnx_runtime(case):
         ins["mask"], names[4] = np.array([2, 3], np.int32), "mask"
         attrs["unidirectional"] = 1
     else:
-        ins["ab"], names[5] = f(1, n, s, p + s), "ab"
+        if case == "empty_past":
+            attrs["unidirectional"] = 1
+        else:
+            ins["ab"], names[5] = f(1, n, s, p + s), "ab"
         ins["pk"], ins["pv"] = f(b, n, p, h), f(b, n, p, h)
         names[6:8] = ["pk", "pv"]
         outs += [("ck", [b, n, p + s, h]), ("cv", [b, n, p + s, h])]

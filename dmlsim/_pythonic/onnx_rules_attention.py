@@ -123,13 +123,16 @@ def _mha(L, node, ins, attrs, act):
     packed KV [B, L, N, 2, H] (StackedKeyValue); bias [D + D + D_v]; key_padding_mask (INT32)
     [B] key lengths (KEY_SEQUENCE_LENGTH), [2B] ends and starts (KEY_SEQUENCE_END_START),
     [B, T] or [B, S, T] (BOOLEAN); attention_bias [B or 1, N or 1, S, T]
-    (RelativePositionBias, zero strides); past/present key and value [B, N, P(+L), H];
+    (RelativePositionBias, zero strides); past/present key and value [B, N, P(+L), H] (a
+    past of length 0 is bound as none, and the present is then the key and value);
     ``unidirectional`` as the causal bias, added to attention_bias when both are given."""
     ins = list(ins) + [None] * (10 - len(ins))
     q, k, v, qkv_bias, mask, abias, pk, pv = ins[:8]
     if ins[8] is not None or ins[9] is not None:
         fail(dml.E_NOTIMPL, f"{L.label(node)}: past_sequence_length and cache_indirection "
                             "(DecoderMaskedMultiHeadAttention's inputs) are not lowered")
+    if pk is not None and pv is not None and pk.shape[2] == 0 == pv.shape[2]:
+        pk = pv = None  # the first step of a growing cache: no past (DML has no empty tensors)
     n = int(attrs["num_heads"])
     b, s = q.shape[:2]
     t = {}
