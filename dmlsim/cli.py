@@ -73,6 +73,20 @@ def _model_inputs(path) -> list:
     return [i.name for i in graph.input if i.name not in inits]
 
 
+def _load_array(path):
+    """One .npy file, or a usage error naming it."""
+    import numpy as np
+    if not os.path.isfile(path):
+        raise _Usage(f"no such file {path!r}")
+    try:
+        data = np.load(path, allow_pickle=False)
+    except Exception as e:  # noqa: BLE001 -- anything np.load refuses
+        raise _Usage(f"{path}: not a .npy file ({e})") from None
+    if not isinstance(data, np.ndarray):
+        raise _Usage(f"{path}: a .npz file; give one array as .npy")
+    return data
+
+
 def _read_inputs(args, model) -> dict:
     """``--input NAME=FILE.npy`` (or ``FILE.npz``: every array by its name; ``NAME=FILE.npz``
     holding one array), checked against the model's inputs before anything is lowered."""
@@ -158,9 +172,21 @@ def _generate(args) -> int:
         options["do_sample"] = True
     params.set_search_options(**options)
     generator = genai.Generator(model, params)
-    generator.append_tokens(tokenizer.encode(args.prompt))
+    if model.type == "whisper":  # log-mel frames in, text out
+        if args.audio_features is None:
+            raise HResultError(E_INVALIDARG, "a Whisper model folder needs --audio-features "
+                                             "FILE.npy ([1, mels, 3000] log-mel frames)")
+        prompt = genai.WHISPER_PROMPT if args.prompt is None else args.prompt
+        generator.set_inputs({"audio_features": _load_array(args.audio_features),
+                              "input_ids": tokenizer.encode(prompt)})
+        print(f"(decoder prompt {prompt})")
+    else:
+        if args.prompt is None or args.audio_features is not None:
+            raise HResultError(E_INVALIDARG, "a language model folder needs --prompt TEXT "
+                                             "(and takes no --audio-features)")
+        generator.append_tokens(tokenizer.encode(args.prompt))
+        print(args.prompt, end="", flush=True)
     stream = tokenizer.create_stream()
-    print(args.prompt, end="", flush=True)
     while not generator.is_done():
         generator.generate_next_token()
         print(stream.decode(generator.get_next_tokens()[0]), end="", flush=True)
@@ -250,7 +276,11 @@ def main(argv=None) -> int:
     g = sub.add_parser("generate", help="generate text with an onnxruntime-genai model folder "
                                         "built for DirectML")
     g.add_argument("model", help="folder with genai_config.json, the model and tokenizer.json")
-    g.add_argument("--prompt", required=True, help="the text to continue")
+    g.add_argument("--prompt", help="the text to continue (a Whisper folder: the decoder "
+                                    "prompt, by default <|startoftranscript|><|en|>"
+                                    "<|transcribe|><|notimestamps|>)")
+    g.add_argument("--audio-features", metavar="FILE.npy",
+                   help="a Whisper folder: 30 s of log-mel frames, [1, mels, 3000]")
     g.add_argument("--max-length", type=int, help="prompt + generated tokens (default: the "
                                                   "config's search max_length)")
     g.add_argument("--seed", type=int, help="random seed for sampling")

@@ -20,6 +20,11 @@ onnxruntime-genai's DirectML path with graph capture (``enable_graph_capture``).
 then the same at each decode step, so all decode steps share one DML plan. Without it the
 cache grows by one position a step (a plan per length, in the session's LRU cache).
 Tokenization is the ``tokenizers`` library over the folder's ``tokenizer.json``.
+
+A "whisper" folder has an encoder too: ``Generator.set_inputs({"audio_features": ...})`` runs
+it once, and every decoder step reads its cross-attention keys and values by the names the
+config gives (``cross_past_key_names``); the self-attention cache grows (the builder's choice
+for Whisper).
 """
 from __future__ import annotations
 
@@ -33,6 +38,9 @@ import numpy as np
 from .._api import public as dml
 from . import genai_search, onnx_model
 from .onnx_inference import InferenceSession, SessionOptions
+
+
+WHISPER_PROMPT = "<|startoftranscript|><|en|><|transcribe|><|notimestamps|>"
 
 
 def _fail(hr, message):
@@ -63,6 +71,17 @@ class Config:
             self.type = str(m.get("type", ""))
             self.search = genai_search.check(dict(raw.get("search", {})),
                                              f"{file} 'search'")
+            self.encoder_file, self.encoder_inputs, self.encoder_outputs = None, {}, {}
+            if self.type == "whisper":  # an encoder for the audio, a decoder for the text
+                e = m["encoder"]
+                self.encoder_file = self.path / e["filename"]
+                self.encoder_inputs, self.encoder_outputs = dict(e["inputs"]), dict(e["outputs"])
+                missing = [k for k in ("cross_past_key_names", "cross_past_value_names")
+                           if k not in self.inputs] + \
+                    [k for k in ("cross_present_key_names", "cross_present_value_names")
+                     if k not in self.encoder_outputs]
+                if missing:  # the decoder reads the encoder's keys and values by these names
+                    raise KeyError(", ".join(missing))
         except FileNotFoundError:
             _fail(dml.E_INVALIDARG, f"no genai_config.json in '{self.path}' (a folder made by "
                                     "onnxruntime-genai's model builder)")
@@ -71,14 +90,17 @@ class Config:
 
 
 class Model:
-    """A model folder's decoder as an ``InferenceSession`` on a DML device. ``sess_options``,
-    ``device`` and ``feature_level`` go to the session."""
+    """A model folder's decoder as an ``InferenceSession`` on a DML device (and, for a
+    "whisper" folder, its audio encoder as ``encoder``). ``sess_options``, ``device`` and
+    ``feature_level`` go to the sessions."""
 
     def __init__(self, path, *, sess_options=None, device=None, feature_level=None):
         self.config = path if isinstance(path, Config) else Config(path)
         opts = sess_options or SessionOptions()
         self.session = InferenceSession(self.config.decoder_file, opts, device=device,
                                         feature_level=feature_level)
+        self.encoder = None if self.config.encoder_file is None else InferenceSession(
+            self.config.encoder_file, opts, device=device, feature_level=feature_level)
         self.dtypes = {a.name: onnx_model.np_dtype(a.type) for a in self.session.get_inputs()}
 
     @property
@@ -169,6 +191,28 @@ class Generator:
         self.timings = {"prefill": [0, 0.0], "decode": [0, 0.0]}  # tokens, seconds
 
     # ---- onnxruntime-genai's API ----------------------------------------------------------
+    def set_inputs(self, inputs):
+        """Extra model inputs by name (onnxruntime-genai's ``NamedTensors``; any mapping). For a
+        Whisper model: ``audio_features`` ([batch, mels, 3000] log-mel frames, 30 s) runs the
+        encoder, whose cross-attention keys and values every decoder step then reads, and
+        ``input_ids`` (the decoder's prompt, e.g. <|startoftranscript|><|en|><|transcribe|>
+        <|notimestamps|>) is appended as ``append_tokens`` does."""
+        c = self.model.config
+        if not hasattr(inputs, "keys") or not all(isinstance(k, str) for k in inputs.keys()):
+            _fail(dml.E_INVALIDARG, f"Generator.set_inputs: inputs is a {type(inputs).__name__}"
+                                    "; a mapping of input names to arrays (NamedTensors)")
+        audio = c.encoder_inputs.get("audio_features")
+        known = {audio, "input_ids"} - {None}
+        unknown = sorted(set(inputs.keys()) - known)
+        if unknown:
+            _fail(dml.E_INVALIDARG, f"Generator.set_inputs: no input {', '.join(unknown)} for a "
+                                    f"'{c.type or 'decoder-only'}' model (it takes "
+                                    f"{', '.join(sorted(known))})")
+        if audio is not None and audio in inputs:
+            self._encode(np.asarray(inputs[audio]))
+        if "input_ids" in inputs:
+            self.append_tokens(inputs["input_ids"])
+
     def append_tokens(self, tokens):
         ids = np.asarray(tokens)
         if ids.dtype.kind not in "iu" or ids.ndim not in (1, 2) or ids.size == 0:
@@ -216,6 +260,27 @@ class Generator:
         return self._done
 
     # ---- one model run ------------------------------------------------------------------
+    def _encode(self, features):
+        """Run the encoder on ``features``: the decoder's cross keys and values."""
+        c, enc = self.model.config, self.model.encoder
+        if self.sequences.size:
+            _fail(dml.E_INVALIDARG, "Generator.set_inputs: audio_features after tokens; set "
+                                    "them first")
+        arg = enc.get_inputs()[0]
+        want = onnx_model.np_dtype(arg.type)
+        if features.dtype.kind != "f" or features.ndim != len(arg.shape or []):
+            _fail(dml.E_INVALIDARG, f"Generator.set_inputs: audio_features is {features.dtype} "
+                                    f"{list(features.shape)}; the encoder takes {arg.type} "
+                                    f"{arg.shape}")
+        start = time.perf_counter()
+        out = dict(zip(enc.output_names, enc.run(None, {arg.name: features.astype(want)})))
+        self.timings["encode"] = [features.shape[0], time.perf_counter() - start]
+        for layer in range(c.layers):
+            for kind in ("key", "value"):
+                present = c.encoder_outputs[f"cross_present_{kind}_names"] % layer
+                self._kv[c.inputs[f"cross_past_{kind}_names"] % layer] = out[present]
+        self.outputs = out
+
     def _step(self, ids):
         c, b, n = self.model.config, ids.shape[0], ids.shape[1]
         if self.sequences.size and self.sequences.shape[0] != b:
@@ -270,5 +335,12 @@ def step_feeds(model: Model, ids, past: int, total: int, kv: dict, kv_length: in
             if name not in kv:
                 kv[name] = np.zeros((b, c.kv_heads, kv_length, c.head_size), model.dtypes[name])
             feeds[name] = kv[name]
+            cross = names.get(f"cross_past_{kind}_names")
+            if cross is not None:
+                if cross % layer not in kv:
+                    _fail(dml.E_INVALIDARG, "Generator: a Whisper decoder reads the encoder's "
+                                            "keys and values: set_inputs({'audio_features': "
+                                            "...}) first")
+                feeds[cross % layer] = kv[cross % layer]
     return {name: value.astype(model.dtypes.get(name, np.dtype(np.int64)), copy=False)
             for name, value in feeds.items()}
