@@ -36,7 +36,12 @@ def _normalize():
                   [numpy_helper.from_array(np.array([1], np.int64), "axes")])
 
 
-X = np.random.default_rng(0).uniform(0.5, 1.0, (4, K)).astype(np.float16)
+# One large value, then 4,095 small ones (0.54 to 0.55): in FLOAT16 each small square (about
+# 0.3) added to the running sum of the large one's lane (900, where FLOAT16's spacing is 0.5)
+# rounds up, the absorption that half-precision accumulation suffers and FLOAT32 does not.
+X = np.full((4, K), 0.55, np.float16) * \
+    np.random.default_rng(0).uniform(0.98, 1.0, (4, K)).astype(np.float16)
+X[:, 0] = 30
 
 
 def test_a_reduction_that_diverges_only_with_half_precision_is_named():

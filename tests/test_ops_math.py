@@ -258,3 +258,40 @@ def test_constraints_beyond_the_tables():
              "DML_OPERATOR_ELEMENT_WISE_EXP: OutputTensor.Sizes is [5] but InputTensor gives [4]")
     _rejects(dml.operator_desc("ELEMENT_WISE_SQRT", InputTensor=t,
                                OutputTensor=np.zeros(4, np.float16)), "must match")
+
+
+def _lanes_then_tree(terms):
+    """NumPy's model of a FLOAT16 sum under ALLOW_HALF_PRECISION_COMPUTATION, written apart
+    from the kernel: lanes of 32 consecutive terms added in order, then the lane sums added
+    pairwise (halves: first + second), every sum rounded to FLOAT16 (float64 then float16:
+    one rounding, exact for a sum of two FLOAT16 values)."""
+    f16 = np.float16
+    lanes = [terms[i:i + 32] for i in range(0, len(terms), 32)]
+    sums = []
+    for lane in lanes:
+        acc = f16(lane[0])
+        for t in lane[1:]:
+            acc = f16(np.float64(acc) + np.float64(t))
+        sums.append(acc)
+    while len(sums) > 1:
+        if len(sums) % 2:
+            sums.append(f16(0))
+        h = len(sums) // 2
+        sums = [f16(np.float64(a) + np.float64(b)) for a, b in zip(sums[:h], sums[h:])]
+    return sums[0]
+
+
+@pytest.mark.parametrize("n", [5, 32, 100, 1000])
+def test_half_precision_sums_are_lanes_then_a_tree_on_every_backend(n):
+    """REDUCE SUM over FLOAT16 with ALLOW_HALF_PRECISION_COMPUTATION: the bits of the lane and
+    tree order (the same on CPU and GPU: XLA's own FLOAT16 sum accumulates in float32 on
+    GPUs); without the flag, float32 accumulation rounded once."""
+    x = np.random.default_rng(n).uniform(0, 4, (3, n)).astype(np.float16)
+    fields = dict(InputTensor=x, OutputTensor=np.zeros((3, 1), np.float16), Axes=[1],
+                  Function=dml.DML_REDUCE_FUNCTION_SUM)
+    half = run("REDUCE", HALF, **fields)
+    want = np.array([[_lanes_then_tree(row)] for row in x], np.float16)
+    assert half.tobytes() == want.tobytes()
+    exact = run("REDUCE", 0, **fields)
+    np.testing.assert_array_equal(exact, x.astype(np.float64).sum(1, keepdims=True)
+                                  .astype(np.float32).astype(np.float16))

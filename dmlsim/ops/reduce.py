@@ -5,20 +5,20 @@ Functions (DML_REDUCE_FUNCTION) and the support table each selects (the spec's
 AxisDirection INCREASING: the first extreme, NaN the largest, row-major over several axes);
 AVERAGE, L1 (|x| summed), L2 (sqrt of the sum of squares), LOG_SUM (ln of the sum),
 LOG_SUM_EXP (ln sum exp, shifted by the maximum: the same function without overflow), MAX,
-MIN, MULTIPLY, SUM, SUM_SQUARE. The output has the input's sizes with the reduced axes 1,
-and its DataType (an integer type for ARGMAX/ARGMIN).
+MIN, MULTIPLY, SUM, SUM_SQUARE. Output: the reduced axes 1, the input's DataType (ARGMAX/MIN: int).
 
 Where the page is silent: MAX and MIN ignore NaN as HLSL's max/min do (ELEMENT_WISE_MAX's
 choice; all-NaN gives NaN) and +0.0 > -0.0; integer SUM, MULTIPLY, L1 and SUM_SQUARE wrap in
 the tensor type (|INT_MIN| wraps to INT_MIN). Floats accumulate in float32 (FLOAT16 too,
-rounded once): within ``error_bound`` of the float64 reference ((n + 2) u sum |terms|, n the
-reduction length).
-"""
+rounded once; with ALLOW_HALF_PRECISION_COMPUTATION FLOAT16 sums add in FLOAT16 in a GPU
+shader's order on every backend, ``_half.half_sum``): within ``error_bound`` of the float64
+reference ((n + 2) u sum |terms|, n the reduction length)."""
 import jax.numpy as jnp
 import numpy as np
 
 from .._core import dtypes
 from .._core.registry import Example, OperatorDef, register
+from ._half import half_sum
 from ._ieee import correctly_rounded, fmax, fmin
 from ._ordering import arg_extreme, fold, reduced_sizes, reference_arg_extreme
 from ._reference import ref_max, ref_min
@@ -46,7 +46,7 @@ def reduce(InputTensor, *, Function, Axes, ctx):
         m = jnp.where(jnp.isfinite(m), m, jnp.zeros_like(m))
         return m + jnp.log(jnp.sum(jnp.exp(x - m), **total))
     terms = jnp.abs(x) if f == L1 else x * x if f in (L2, SUM_SQUARE) else x
-    s = jnp.sum(terms, **total)
+    s = half_sum(terms, axes) if x.dtype == np.float16 else jnp.sum(terms, **total)
     if f == AVERAGE:
         n = int(np.prod([x.shape[a] for a in axes]))
         return correctly_rounded(lambda v: v / jnp.asarray(n, v.dtype))(s)
