@@ -112,7 +112,8 @@ def test_flushed_denormals_are_named_where_they_are_stored(tmp_path, capsys):
 @pytest.mark.parametrize("dtype,elem", [(np.float16, T.FLOAT16), (np.float32, T.FLOAT)])
 def test_the_flush_rewrite_keeps_signs_normals_and_specials(dtype, elem):
     """Subnormal inputs read as signed zeros, subnormal results stored as signed zeros; the
-    smallest normal, NaN and infinities pass unchanged, bit for bit (run through DML)."""
+    smallest normal and infinities pass unchanged, bit for bit, and NaN stays NaN (run through
+    DML)."""
     tiny = np.finfo(dtype).tiny
     m = _model([helper.make_node("Mul", ["x", "half"], ["y"], name="halve")],
                [helper.make_tensor_value_info("x", elem, [6])],
@@ -122,7 +123,8 @@ def test_the_flush_rewrite_keeps_signs_normals_and_specials(dtype, elem):
     got = donnx.InferenceSession(flushed(m, {"x": elem, "y": elem, "half": elem})).run(
         None, {"x": x})[0]
     want = np.array([0.0, -0.0, tiny, -tiny, np.nan, -np.inf], dtype)
-    assert got.tobytes() == want.tobytes()
+    assert np.isnan(got[4])  # a NaN's payload bits are the multiply's (0x7fff on an H200)
+    assert np.delete(got, 4).tobytes() == np.delete(want, 4).tobytes()
 
 
 def _long_matmul():

@@ -197,7 +197,8 @@ def _ort_and_dmlsim(node, inputs, outputs):
                                         for n, a in inputs.items()],
                           [_vi(n, shape) for n, shape in outputs])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
-                                            helper.make_opsetid("com.microsoft", 1)])
+                                            helper.make_opsetid("com.microsoft", 1)],
+                          ir_version=10)  # every supported ONNX Runtime reads IR 10
     want = ort.InferenceSession(m.SerializeToString(),
                                 providers=["CPUExecutionProvider"]).run(None, inputs)
     session = donnx.prepare(m)
