@@ -73,15 +73,21 @@ def _model_inputs(path) -> list:
     return [i.name for i in graph.input if i.name not in inits]
 
 
+def _load(path, what):
+    """``np.load`` of a .npy or .npz file, or a usage error naming ``what``."""
+    import numpy as np
+    if not os.path.isfile(path):
+        raise _Usage(f"{what}: no such file {path!r}")
+    try:
+        return np.load(path, allow_pickle=False)
+    except Exception as e:  # noqa: BLE001 -- anything np.load refuses
+        raise _Usage(f"{what}: not a .npy or .npz file ({e})") from None
+
+
 def _load_array(path):
     """One .npy file, or a usage error naming it."""
     import numpy as np
-    if not os.path.isfile(path):
-        raise _Usage(f"no such file {path!r}")
-    try:
-        data = np.load(path, allow_pickle=False)
-    except Exception as e:  # noqa: BLE001 -- anything np.load refuses
-        raise _Usage(f"{path}: not a .npy file ({e})") from None
+    data = _load(path, path)
     if not isinstance(data, np.ndarray):
         raise _Usage(f"{path}: a .npz file; give one array as .npy")
     return data
@@ -96,12 +102,7 @@ def _read_inputs(args, model) -> dict:
         name, sep, path = item.partition("=")
         if not sep:
             name, path = None, item
-        if not os.path.isfile(path):
-            raise _Usage(f"--input {item}: no such file {path!r}")
-        try:
-            data = np.load(path, allow_pickle=False)
-        except Exception as e:  # noqa: BLE001 -- anything np.load refuses
-            raise _Usage(f"--input {item}: not a .npy or .npz file ({e})") from None
+        data = _load(path, f"--input {item}")
         if isinstance(data, np.lib.npyio.NpzFile):
             arrays = {k: data[k] for k in data.files}
             if name is not None:

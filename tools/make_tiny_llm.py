@@ -51,7 +51,14 @@ def hf_model(arch: str, path: Path, vocab: int):
     else:
         cfg = transformers.Qwen2Config(**common)
         model = transformers.Qwen2ForCausalLM(cfg)
-    with torch.no_grad():  # larger weights than the default init, so logits differ visibly
+    save_random(model, path)
+
+
+def save_random(model, path: Path):
+    """``model`` with larger weights than the default init (so logits differ visibly),
+    saved with ``save_pretrained``."""
+    import torch
+    with torch.no_grad():
         for p in model.parameters():
             if p.dim() > 1:
                 p.normal_(0.0, 0.2)
@@ -69,11 +76,17 @@ def main(argv=None):
         hf = Path(tmp) / "hf"
         fast = tokenizer(hf)
         hf_model(args.arch, hf, len(fast))
-        if out.exists():
-            shutil.rmtree(out)
+        build(hf, out, args.precision)
+
+
+def build(hf: Path, out: Path, precision: str):
+    """onnxruntime-genai's model builder for DirectML on the ``save_pretrained`` folder ``hf``,
+    into ``out`` (replaced), without the builder's leftover scripts."""
+    if out.exists():
+        shutil.rmtree(out)
+    with tempfile.TemporaryDirectory() as cache:
         subprocess.run([sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(hf),
-                        "-o", str(out), "-p", args.precision, "-e", "dml",
-                        "-c", str(Path(tmp) / "cache")], check=True)
+                        "-o", str(out), "-p", precision, "-e", "dml", "-c", cache], check=True)
     for junk in out.glob("*.py"):
         junk.unlink()
     print(f"wrote {out}: " + ", ".join(sorted(f.name for f in out.iterdir())))

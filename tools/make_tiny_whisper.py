@@ -11,11 +11,10 @@ onnx_ir and onnxruntime-genai (not dmlsim's dependencies; the outputs are commit
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from make_tiny_llm import build, save_random  # tools/ is the script's folder
 
 SPECIAL = ["<|endoftext|>", "<|startoftranscript|>", "<|en|>", "<|transcribe|>",
            "<|notimestamps|>"]
@@ -53,12 +52,7 @@ def hf_model(path: Path, fast):
         bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|endoftext|>"],
         pad_token_id=ids["<|endoftext|>"], decoder_start_token_id=ids["<|startoftranscript|>"],
         begin_suppress_tokens=None, suppress_tokens=None, tie_word_embeddings=True)
-    model = transformers.WhisperForConditionalGeneration(cfg)
-    with torch.no_grad():  # larger weights than the default init, so logits differ visibly
-        for p in model.parameters():
-            if p.dim() > 1:
-                p.normal_(0.0, 0.2)
-    model.save_pretrained(path)
+    save_random(transformers.WhisperForConditionalGeneration(cfg), path)
 
 
 def main(argv=None):
@@ -69,16 +63,8 @@ def main(argv=None):
     out = Path(args.out)
     with tempfile.TemporaryDirectory() as tmp:
         hf = Path(tmp) / "hf"
-        fast = tokenizer(hf)
-        hf_model(hf, fast)
-        if out.exists():
-            shutil.rmtree(out)
-        subprocess.run([sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(hf),
-                        "-o", str(out), "-p", args.precision, "-e", "dml",
-                        "-c", str(Path(tmp) / "cache")], check=True)
-    for junk in out.glob("*.py"):
-        junk.unlink()
-    print(f"wrote {out}: " + ", ".join(sorted(f.name for f in out.iterdir())))
+        hf_model(hf, tokenizer(hf))
+        build(hf, out, args.precision)
 
 
 if __name__ == "__main__":
