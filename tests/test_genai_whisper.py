@@ -87,6 +87,9 @@ def test_whisper_misuse_is_named():
         with pytest.raises(dml.HResultError) as e:
             g.set_inputs(inputs)
         assert e.value.hresult == dml.E_INVALIDARG and words in e.value.message
+    with pytest.raises(dml.HResultError) as e:  # checked before the encoder runs
+        g.set_inputs({"audio_features": MEL, "input_ids": np.array([[1.5]])})
+    assert "Generator.set_inputs: tokens must be" in e.value.message and "encode" not in g.timings
     g.set_inputs({"audio_features": MEL, "input_ids": np.array([[1, 2, 3, 4]], np.int32)})
     with pytest.raises(dml.HResultError) as e:
         g.set_inputs({"audio_features": MEL})

@@ -208,17 +208,15 @@ class Generator:
             _fail(dml.E_INVALIDARG, f"Generator.set_inputs: no input {', '.join(unknown)} for a "
                                     f"'{c.type or 'decoder-only'}' model (it takes "
                                     f"{', '.join(sorted(known))})")
+        ids = None if "input_ids" not in inputs else \
+            _tokens(inputs["input_ids"], "Generator.set_inputs")  # checked before any run
         if audio is not None and audio in inputs:
             self._encode(np.asarray(inputs[audio]))
-        if "input_ids" in inputs:
-            self.append_tokens(inputs["input_ids"])
+        if ids is not None:
+            self.append_tokens(ids)
 
     def append_tokens(self, tokens):
-        ids = np.asarray(tokens)
-        if ids.dtype.kind not in "iu" or ids.ndim not in (1, 2) or ids.size == 0:
-            _fail(dml.E_INVALIDARG, f"Generator.append_tokens: tokens must be a non-empty 1-D "
-                                    f"or 2-D integer array, not {ids.dtype} {list(ids.shape)}")
-        ids = ids.reshape(1, -1) if ids.ndim == 1 else ids
+        ids = _tokens(tokens, "Generator.append_tokens")
         if self._pending is not None:
             self._step(self._pending[:, None])
             self._pending = None
@@ -312,6 +310,15 @@ class Generator:
             self.sequences = np.concatenate(
                 [self.sequences.reshape(b, -1), ids], axis=1) if self.sequences.size else ids
 
+
+
+def _tokens(tokens, where) -> np.ndarray:
+    """``tokens`` as a [batch, n] integer array, or E_INVALIDARG naming ``where``."""
+    ids = np.asarray(tokens)
+    if ids.dtype.kind not in "iu" or ids.ndim not in (1, 2) or ids.size == 0:
+        _fail(dml.E_INVALIDARG, f"{where}: tokens must be a non-empty 1-D or 2-D integer "
+                                f"array, not {ids.dtype} {list(ids.shape)}")
+    return ids.reshape(1, -1) if ids.ndim == 1 else ids
 
 
 def step_feeds(model: Model, ids, past: int, total: int, kv: dict, kv_length: int = 0) -> dict:
