@@ -71,6 +71,23 @@ def test_a_transformer_with_symbolic_batch_and_seq_matches_onnx_runtime_at_three
     assert session.plan_cache_info() == donnx.PlanCacheInfo(0, 3, 0, 3, 16)
 
 
+def test_paddle_style_free_dimensions_a_negative_size_and_question_marks():
+    """paddle2onnx declares a free batch as dim_value -1 and every other free dimension as
+    dim_param "?" (PaddleOCR's classifier: x [-1, 3, "?", "?"]). ONNX Runtime reads -1 as free
+    and checks no symbol, so "?" may be 48 in one place and 192 in the next."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3, "?", "?"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [-1, 3])
+    nodes = [helper.make_node("ReduceMax", ["x"], ["y"], axes=[2, 3], keepdims=0)]
+    model = helper.make_model(helper.make_graph(nodes, "paddle", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 17)], ir_version=IR)
+    session, want = donnx.InferenceSession(model), _ort(model)
+    assert session.get_inputs()[0].shape == want.get_inputs()[0].shape == [None, 3, "?", "?"]
+    v = np.arange(6 * 3 * 4 * 10, dtype=np.float32).reshape(6, 3, 4, 10) % 17
+    (got,) = session.run(None, {"x": v})
+    np.testing.assert_array_equal(got, want.run(None, {"x": v})[0])
+    np.testing.assert_array_equal(got, v.max(axis=(2, 3)))
+
+
 def test_the_plan_cache_is_bounded_and_a_cached_shape_compiles_nothing():
     opts = donnx.SessionOptions()
     opts.plan_cache_size = 8

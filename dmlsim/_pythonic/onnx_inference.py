@@ -311,7 +311,7 @@ class InferenceSession:
                     fail(dml.E_INVALIDARG, f"run: invalid dimensions for input '{name}': index "
                                            f"{k} got {a.shape[k]}, expected {d.value} (shape "
                                            f"{list(a.shape)}, model {spec.shape()})")
-                if d.param:
+                if d.param and d.param != onnx_model.UNNAMED:
                     first = bound.setdefault(d.param, (a.shape[k], name))
                     if first[0] != a.shape[k]:
                         fail(dml.E_INVALIDARG, f"run: dimension '{d.param}' is {first[0]} in "

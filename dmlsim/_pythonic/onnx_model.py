@@ -112,6 +112,15 @@ class InputSpec(NamedTuple):
         return [d.value if d.value is not None else d.param for d in self.dims]
 
 
+UNNAMED = "?"  # paddle2onnx names every free dimension "?": they are not one size (ORT checks none)
+
+
+def fixed(d) -> bool:
+    """Whether a TensorShapeProto dimension has a fixed size. A negative ``dim_value`` (the -1
+    that paddle2onnx writes for a free batch) is free, as ONNX Runtime reads it."""
+    return d.HasField("dim_value") and d.dim_value >= 0
+
+
 def specs(values) -> list:
     out = []
     for vi in values:
@@ -121,7 +130,7 @@ def specs(values) -> list:
             continue
         dims = None
         if t.HasField("shape"):
-            dims = tuple(Dim(int(d.dim_value) if d.HasField("dim_value") else None,
+            dims = tuple(Dim(int(d.dim_value) if fixed(d) else None,
                              d.dim_param if d.HasField("dim_param") else None,
                              d.denotation) for d in t.shape.dim)
         out.append(InputSpec(vi.name, t.elem_type, dims))
@@ -149,8 +158,7 @@ def override_free_dimensions(model, by_name: dict, by_denotation: dict):
             value = None
             if d.HasField("dim_param") and d.dim_param in by_name:
                 value = by_name[d.dim_param]
-            elif d.denotation and d.denotation in by_denotation and \
-                    not d.HasField("dim_value"):
+            elif d.denotation and d.denotation in by_denotation and not fixed(d):
                 value = by_denotation[d.denotation]
             if value is not None:
                 d.dim_value = int(value)
