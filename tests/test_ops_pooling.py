@@ -23,6 +23,10 @@ GEOMETRIES = [
     ("3-D", (1, 2, 4, 5, 3), dict(WindowSize=(2, 3, 2), Strides=(1, 2, 1),
                                   StartPadding=(1, 1, 0), EndPadding=(0, 1, 1))),
     ("global", (2, 4, 5, 5), dict(WindowSize=(5, 5), Strides=(1, 1))),
+    # past _pooling.TAPS_MAX taps: one reduce_window instead of a slice per tap
+    ("9x8 many taps", (1, 2, 12, 13), dict(WindowSize=(9, 8), Strides=(2, 3),
+                                           StartPadding=(2, 1), EndPadding=(1, 3))),
+    ("global 10x12", (2, 3, 10, 12), dict(WindowSize=(10, 12))),
 ]
 DILATED = [("dilated", (1, 2, 9, 8), dict(WindowSize=(2, 3), Strides=(1, 2), Dilations=(3, 2),
                                           StartPadding=(1, 0), EndPadding=(0, 2)))]
@@ -94,6 +98,29 @@ def test_max_pooling_ties_pick_the_first_and_nan_loses():
     assert got["OutputIndicesTensor"].tolist() == [[[[4, 2]]]]
     y = np.asarray(got["OutputTensor"])
     assert y[0, 0, 0, 0] == 3 and np.signbit(y[0, 0, 0, 1]) == np.False_  # +0.0, index 2
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["indexed", "maxima alone"])
+def test_many_tap_windows_keep_the_tie_and_nan_rules(indexed):
+    """A window of 81 taps reduces in an order XLA picks; its total order (padding below NaN
+    below numbers, equals by index) still gives the first of -0.0 and +0.0 and lets NaN lose."""
+    x = np.full((1, 2, 9, 10), np.nan, np.float32)
+    x[0, 0, 4, 7], x[0, 0, 6, 2] = -0.0, 0.0      # the first zero is -0.0, at 4 * 10 + 7 = 47
+    x[0, 1, 2, 3], x[0, 1, 5, 5] = -7.0, -7.0     # equal maxima: the first, 90 + 23 = 113
+    a = _attrs(2, dict(WindowSize=(9, 9), Strides=(1, 1), StartPadding=(0, 0),
+                       EndPadding=(0, 0)), True)
+    outs = {"OutputIndicesTensor": _indices(x.shape, a)} if indexed else None
+    got = run_against_reference("MAX_POOLING2", {"InputTensor": x}, a, outputs=outs)
+    y = np.asarray(got["OutputTensor"])
+    assert np.signbit(y[0, 0, 0, 0]) and y[0, 0, 0, 0] == 0  # -0.0 (window at column 0)
+    assert y[0, 0, 0, 1] == 0 and np.signbit(y[0, 0, 0, 1])  # still -0.0 first at column 1
+    assert y[0, 1].ravel().tolist() == [-7.0, -7.0]
+    if indexed:
+        assert got["OutputIndicesTensor"].ravel().tolist() == [47, 47, 113, 113]
+    only_nan = np.full((1, 1, 9, 9), np.nan, np.float32)
+    got = run_against_reference("MAX_POOLING2", {"InputTensor": only_nan}, a, outputs={
+        "OutputIndicesTensor": _indices(only_nan.shape, a)})
+    assert np.isnan(got["OutputTensor"]).all() and got["OutputIndicesTensor"].ravel()[0] == 0
 
 
 BAD = [

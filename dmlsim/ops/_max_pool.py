@@ -6,11 +6,14 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from ._pooling import output_shape, reference_windows, taps
+from ._pooling import many_taps, output_shape, reference_windows, taps, window_best
 
 
 def max_pool(x, a):
     """(maxima, int64 flat input indices) (JAX)."""
+    if many_taps(a):
+        best, idx = window_best(x, a)
+        return best, idx.astype(jnp.int64)
     best = idx = None
     plane = np.cumprod((1,) + x.shape[::-1])[::-1][1:]  # row-major element strides
     nc = (jnp.arange(x.shape[0]) * plane[0])[:, None] + (jnp.arange(x.shape[1]) * plane[1])
@@ -34,6 +37,8 @@ def max_pool(x, a):
 def max_values(x, a):
     """The maxima alone (JAX): padding taps read NaN (floats) or the type's minimum, which
     never win over an element, so no index or validity is tracked."""
+    if many_taps(a):
+        return window_best(x, a)[0]
     floating = jnp.issubdtype(x.dtype, jnp.floating)
     fill = np.nan if floating else np.iinfo(x.dtype).min
     best = None

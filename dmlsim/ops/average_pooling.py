@@ -12,7 +12,8 @@ import numpy as np
 
 from .._core.registry import Example, OperatorDef, register, same_type
 from ._ieee import correctly_rounded
-from ._pooling import output_shape, reference_windows, taps, window_attrs, window_sizes
+from ._pooling import (output_shape, reference_windows, valid_counts, window_attrs, window_sizes,
+                       window_sum)
 
 IN, OUT = "InputTensor", "OutputTensor"
 U = 2.0 ** -24
@@ -20,14 +21,9 @@ U = 2.0 ** -24
 
 def average(x, a, include_padding, ctx):
     x = ctx.upcast(x)
-    total = jnp.zeros((), x.dtype)
-    count = jnp.zeros((), x.dtype)
-    for _, v, valid in taps(x, a, 0):
-        total = total + v
-        count = count + valid.astype(x.dtype)
-    if include_padding:
-        count = jnp.full_like(count, float(np.prod(a["WindowSize"])))
-    return correctly_rounded(lambda s, n: s / n)(total, count)
+    total = window_sum(x, a)
+    count = np.prod(a["WindowSize"]) if include_padding else valid_counts(x.shape, a)
+    return correctly_rounded(lambda s, n: s / n)(total, jnp.asarray(count, x.dtype))
 
 
 def average_reference(x, a, include_padding):
