@@ -6,7 +6,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from ._pooling import many_taps, output_shape, reference_windows, taps, window_best
+from ._pool_reduce import many_taps, window_best
+from ._pooling import output_shape, reference_windows, taps
 
 
 def max_pool(x, a):

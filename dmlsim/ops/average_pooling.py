@@ -12,8 +12,8 @@ import numpy as np
 
 from .._core.registry import Example, OperatorDef, register, same_type
 from ._ieee import correctly_rounded
-from ._pooling import (output_shape, reference_windows, valid_counts, window_attrs, window_sizes,
-                       window_sum)
+from ._pool_reduce import valid_counts, window_sum
+from ._pooling import output_shape, reference_windows, window_attrs, window_sizes
 
 IN, OUT = "InputTensor", "OutputTensor"
 U = 2.0 ** -24
