@@ -277,7 +277,10 @@ class OperatorInitializer(Dispatchable):
     def build(self, b, descs) -> bool:
         """Store every OWNED_BY_DML input in its operator's persistent resource, then mark the
         operators initialized. Never part of a whole-list program; built at every execution
-        (initializing twice faults)."""
+        (initializing twice faults). Weights bound in one buffer at the distances their
+        persistent places keep are one copy (the persistent resource's padding between them
+        takes the bytes between them: what a persistent resource holds there is undefined): an
+        application that packs its weights in order costs one copy, not one per weight."""
         if b.whole:
             return False
         b.cacheable = False
@@ -287,6 +290,7 @@ class OperatorInitializer(Dispatchable):
             if op.initialized:
                 raise fault(f"{op.layout.name}: the compiled operator was initialized twice; "
                             "an operator is initialized exactly once")
+            runs: list = []  # byte copies: [src memory, src offset, dst offset, size]
             for j in range(g.start, g.stop):
                 s, src = lay.inputs[j], ins[j]
                 if not s.owned:
@@ -294,7 +298,19 @@ class OperatorInitializer(Dispatchable):
                 if src is None or out is None:
                     raise fault(f"{op.layout.name}: OWNED_BY_DML input {j - g.start} needs "
                                 "both its initializer input binding and the persistent resource")
-                _store(b, src, s, out.buffer.memory, out.offset + s.persistent_at)
+                dst = out.offset + s.persistent_at
+                if s.stored != s.spec:  # stored in another layout: its values, converted
+                    _store(b, src, s, out.buffer.memory, dst)
+                    runs.append(None)  # no copy spans what this wrote
+                    continue
+                mem, n, last = src.buffer.memory, s.spec.total_bytes, runs[-1] if runs else None
+                if last is not None and last[0] is mem and dst >= last[2] + last[3] and \
+                        src.offset - last[1] == dst - last[2]:
+                    last[3] = dst + n - last[2]  # the next weight at the same distance: one copy
+                else:
+                    runs.append([mem, src.offset, dst, n])
+            for mem, src_offset, dst, n in filter(None, runs):
+                b.copy(out.buffer.memory, dst, mem, src_offset, n)
         b.after.append(lambda: [setattr(op, "initialized", True) for op in self.operators])
         return True
 

@@ -452,28 +452,40 @@ class Prepared:
         return out
 
 
+_PACK = 256  # where execute_init places each weight in its one buffer
+
+
 def execute_init(st, compiled, ins, arrays):
     """Initialize ``compiled`` with the OWNED_BY_DML ``arrays`` (per input slot, None for the
-    rest); returns its persistent resource (or None)."""
+    rest); returns its persistent resource (or None). As an application loads its weights: all
+    of them packed in one UPLOAD buffer (each at a 256-byte boundary), one copy into one DEFAULT
+    buffer, and the initializer's BUFFER_ARRAY binding each at its offset (one copy program, not
+    one per weight size)."""
     d3d, dev = st["d3d"], st["dml"]
     init = dev.CreateOperatorInitializer([compiled])
     props_i, props_e = init.GetBindingProperties(), compiled.GetBindingProperties()
     heap, alloc, cl, table = _recording(st, init, props_i.RequiredDescriptorCount)
-    persistent, keep = None, []
+    persistent = None
     if props_e.PersistentResourceSize:
         persistent = _buffer(d3d, props_e.PersistentResourceSize, 1)
-        items = []
+        placed, total = [], 0
         for k, ((field, idx, t), a) in enumerate(zip(ins, arrays)):
             if t is None or not t.owned_by_dml or a is None:
-                items.append(None)
+                placed.append(None)
                 continue
-            up, buf = _buffer(d3d, t.total_bytes, 2), _buffer(d3d, t.total_bytes, 1)
-            data = np.zeros(t.total_bytes, np.uint8)
-            store(data, t, a, slot_label(k, field, idx))
-            up.Map(0, None)[:t.total_bytes] = data
-            cl.CopyBufferRegion(buf, 0, up, 0, t.total_bytes)
-            keep += [up, buf]
-            items.append(dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes))
+            placed.append(total)
+            total += -(-t.total_bytes // _PACK) * _PACK
+        items = [None] * len(placed)
+        if total:
+            up, buf = _buffer(d3d, total, 2), _buffer(d3d, total, 1)
+            data = np.zeros(total, np.uint8)
+            for k, ((field, idx, t), a, at) in enumerate(zip(ins, arrays, placed)):
+                if at is not None:
+                    store(data[at:at + t.total_bytes], t, a, slot_label(k, field, idx))
+                    items[k] = dml.DML_BUFFER_BINDING(buf, at, t.total_bytes)
+            up.Map(0, None)[:total] = data
+            up.Unmap(0, None)
+            cl.CopyBufferRegion(buf, 0, up, 0, total)
         cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
         table.BindInputs([dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER_ARRAY,
                                                dml.DML_BUFFER_ARRAY_BINDING(len(items), items))])
