@@ -15,6 +15,7 @@ import os
 
 import jax
 
+from .diskcache import ProgramStore
 from .hresult import E_INVALIDARG, fail
 
 log = logging.getLogger("dmlsim")
@@ -47,6 +48,9 @@ class _Settings:
         # dmlsim.trace() sets this to hook(queue, item, run) while it records; a queue checks
         # it once per item, so tracing off costs one `is not None` test per item.
         self.trace = None
+        # diskcache.ProgramStore of compiled programs by structure (enable_compilation_cache),
+        # or None
+        self.programs = None
 
 
 def _seconds(text: str, default: float) -> float:
@@ -115,12 +119,20 @@ def compilation_cache_dir() -> str | None:
 
 
 def enable_compilation_cache() -> None:
-    """Turn on JAX's persistent compilation cache (programs compiled in one process are loaded,
-    not compiled, by the next) unless the application configured one already or
-    ``DMLSIM_COMPILATION_CACHE=0``: programs taking 0.1 s or more to compile are kept, at most
-    2 GiB, least recently used first out (JAX's own eviction)."""
+    """Turn on the caches that let the next process load programs instead of compiling them,
+    unless ``DMLSIM_COMPILATION_CACHE=0``: dmlsim's store of programs by structure
+    (diskcache.py: ``programs`` beside JAX's directory, 1 GiB, which skips tracing too), and
+    JAX's persistent compilation cache unless the application configured one already (programs
+    taking 0.1 s or more to compile, at most 2 GiB, least recently used first out: JAX's own
+    eviction)."""
     path = compilation_cache_dir()
-    if path is None or jax.config.jax_compilation_cache_dir:
+    if path is None:
+        settings.programs = None
+        return
+    explicit = bool(os.environ.get("DMLSIM_CACHE_DIR"))
+    settings.programs = ProgramStore(os.path.join(path if explicit else os.path.dirname(path),
+                                                  "programs"))
+    if jax.config.jax_compilation_cache_dir:
         return
     jax.config.update("jax_compilation_cache_dir", path)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.1)

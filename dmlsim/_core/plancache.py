@@ -13,6 +13,9 @@ from collections import OrderedDict
 import jax
 import numpy as np
 
+from . import config
+from .diskcache import Persisted
+
 CAPACITY = 48  # programs per device (about 1.4 MiB each on the CPU: RSS stays bounded)
 
 
@@ -43,7 +46,11 @@ class PlanCache:
         fn = self.get(key)
         if fn is None:
             self.counts["traced"] += 1
-            fn = self.programs[key] = make()
+            fn = make()
+            store = config.settings.programs
+            if store is not None:  # the next process loads it by its key
+                fn = Persisted(fn, key, store)
+            self.programs[key] = fn
             if len(self.programs) > self.capacity:
                 self.programs.popitem(last=False)
         return fn
