@@ -238,3 +238,39 @@ def test_a_large_model_shows_progress_on_a_terminal_only(monkeypatch):
     monkeypatch.setattr(sys, "stderr", plain)
     donnx.InferenceSession(_chain(200)).run(None, {"v0": x})
     assert plain.getvalue() == ""
+
+
+def test_weights_initialize_with_one_upload_and_one_copy(monkeypatch):
+    """A session packs its weights in one UPLOAD buffer (one copy in), and the initializer
+    stores weights bound at the distances of their persistent places with one copy: four
+    weights of sizes that are not multiples of 256 bytes, once one program each."""
+    from dmlsim._core import steps
+    launched = []
+    launch = steps.Plan.launch
+
+    def spy(plan, cache, touched):
+        launched.append([type(s).__name__ for s in plan.steps])
+        return launch(plan, cache, touched)
+
+    monkeypatch.setattr(steps.Plan, "launch", spy)
+    rng = np.random.default_rng(5)
+    w = {n: rng.standard_normal(s).astype(np.float32) for n, s in
+         (("w1", (3, 5)), ("b1", (5,)), ("w2", (5, 7)), ("b2", (7,)))}
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Add", ["h", "b1"],
+                                                                                ["a"]),
+             helper.make_node("MatMul", ["a", "w2"], ["g"]), helper.make_node("Add", ["g", "b2"],
+                                                                                ["y"])]
+    from onnx import numpy_helper
+    model = helper.make_model(helper.make_graph(
+        nodes, "weights", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 7])],
+        [numpy_helper.from_array(v, n) for n, v in w.items()]),
+        opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    (y,) = donnx.InferenceSession(model).run(None, {"x": x})
+    want = (x.astype(np.float64) @ w["w1"] + w["b1"]) @ w["w2"] + w["b2"]
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    copies = [kinds for kinds in launched if kinds and set(kinds) == {"Copy"}]
+    assert copies == [["Copy"]], launched  # the initializer: one copy for the four weights
+    uploads = [kinds for kinds in launched if kinds == ["Upload"]]
+    assert len(uploads) == 1, launched  # the weights came in through one upload
