@@ -148,15 +148,21 @@ def test_broken_rules(op, change, message):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int8], ids=["FLOAT32", "INT8"])
-def test_maxima_alone_equal_the_indexed_maxima_with_nans_and_padding(dtype):
+@pytest.mark.parametrize("name,xs,extra", GEOMETRIES + DILATED + [
+    ("3x2 s(2,1) pad", (2, 3, 7, 6), dict(WindowSize=(3, 2), Strides=(2, 1), StartPadding=(2, 1),
+                                          EndPadding=(1, 1)))], ids=lambda v: v if
+    isinstance(v, str) else None)
+def test_maxima_alone_equal_the_indexed_maxima_with_nans_and_padding(dtype, name, xs, extra):
     """Without OutputIndicesTensor the kernel takes a cheaper path (padding reads NaN or the
-    type's minimum): it must give the same bits as the indexed one."""
-    x = _x("nan", (2, 3, 7, 6), dtype)
+    type's minimum; one spatial dimension at a time): it must give the same bits as the
+    indexed one, which walks every tap, on every geometry, with NaNs and signed zeros."""
+    x = _x("nan" + name, xs, dtype)
     if dtype == np.float32:
-        x[0, 0, :3, :3] = np.nan
-        x[1, 2, 2:, :] = -0.0
-    a = _attrs(2, dict(WindowSize=(3, 2), Strides=(2, 1), StartPadding=(2, 1),
-                       EndPadding=(1, 1)), True)
+        rng = np.random.default_rng(len(name))
+        x[rng.random(xs) < 0.3] = np.nan
+        zeros = rng.random(xs) < 0.3
+        x[zeros] = np.where(rng.random(xs) < 0.5, 0.0, -0.0)[zeros]
+    a = _attrs(len(xs) - 2, extra, True)
     plain = run_against_reference("MAX_POOLING2", {"InputTensor": x}, a)["OutputTensor"]
     indexed = run_against_reference("MAX_POOLING2", {"InputTensor": x}, a,
                                     outputs={"OutputIndicesTensor": _indices(x.shape, a)})
