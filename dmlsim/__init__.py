@@ -11,8 +11,9 @@ d3d12.h and d3dx12.h (docs/calling_convention.md has the calling convention)::
 exact); set ``DMLSIM_X64=0`` before import to keep JAX's setting (64-bit tensors are then
 refused). Feature level: ``DMLSIM_FEATURE_LEVEL=5_1`` or ``dmlsim.set_feature_level("5_1")``.
 Strict mode: ``DMLSIM_STRICT=1`` or ``dmlsim.set_strict(True)``. Compiled programs: importing
-dmlsim turns on JAX's persistent compilation cache in ``~/.cache/dmlsim/jax`` (or
-``DMLSIM_CACHE_DIR``) unless JAX already has one; ``DMLSIM_COMPILATION_CACHE=0`` leaves it off.
+dmlsim turns on its store of programs by structure in ``~/.cache/dmlsim/programs`` and JAX's
+persistent compilation cache in ``~/.cache/dmlsim/jax`` (or both in ``DMLSIM_CACHE_DIR``; JAX's
+only where JAX has no cache directory yet); ``DMLSIM_COMPILATION_CACHE=0`` leaves both off.
 """
 from ._core import config as _config
 
