@@ -237,3 +237,26 @@ def test_struct_mistakes_name_the_field(dev):
                    "DML_GRAPH_EDGE_TYPE_INPUT with a DML_INPUT_GRAPH_EDGE_DESC")
     msg = _broken(dev, NodeCount=3)
     assert msg == f"{W}NodeCount is 3 but Nodes has 2 entries"
+
+
+@pytest.mark.parametrize("data_type,sizes,strides", [
+    (dml.DML_TENSOR_DATA_TYPE_FLOAT32, (2, 3), None),
+    (dml.DML_TENSOR_DATA_TYPE_FLOAT32, (1, 4, 2, 3), (0, 1, 0, 4)),   # broadcast and strided
+    (dml.DML_TENSOR_DATA_TYPE_FLOAT16, (3, 2), (1, 3)),               # transposed
+    (dml.DML_TENSOR_DATA_TYPE_INT64, (2, 2, 2), (0, 0, 1)),
+    (dml.DML_TENSOR_DATA_TYPE_UINT8, (5,), (2,)),
+])
+def test_a_constant_reads_as_a_view_of_its_bytes(data_type, sizes, strides):
+    """A graph's constant is one NumPy constant in the program (views.read_constant), with
+    the values read_view reads from the same bytes: sizes, strides, broadcasts."""
+    import jax.numpy as jnp
+
+    from dmlsim._core import dtypes, views
+    from dmlsim._core.tensor import TensorSpec
+    t = TensorSpec(data_type, sizes, strides)
+    span = 1 + sum((s - 1) * st for s, st in zip(sizes, t.element_strides))
+    data = np.random.default_rng(1).integers(0, 255, span * t.itemsize, np.uint8).tobytes()
+    want = views.read_view(jnp.asarray(np.frombuffer(data + bytes(8), np.uint8)), t, 0)
+    got = np.broadcast_to(views.read_constant(data, t), sizes)
+    assert got.dtype == dtypes.numpy_dtype(data_type)
+    assert np.array_equal(got.view(np.uint8), np.asarray(want).view(np.uint8))

@@ -187,6 +187,9 @@ def _reinterpret(value, src_spec, dst_spec):
 
 
 def _constant(data: bytes, spec):
+    core = views.read_constant(data, spec)
+    if core is not None:
+        return jnp.broadcast_to(jnp.asarray(core), spec.sizes)
     buf = np.zeros(max(spec.total_bytes, len(data)) + 8, np.uint8)
     buf[:len(data)] = np.frombuffer(data, np.uint8)
     return views.read_view(jnp.asarray(buf), spec, 0)

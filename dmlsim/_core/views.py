@@ -62,6 +62,20 @@ def read_view(storage, t: TensorSpec, byte_offset: int):
     return lax.bitcast_convert_type(y, t.np_dtype)
 
 
+def read_constant(data: bytes, t: TensorSpec):
+    """The values ``read_view`` reads for ``t`` from bytes known when tracing (a graph's
+    constant), as a NumPy array of the core sizes (broadcast dimensions 1), or None for a
+    packed 4-bit type: one constant in the program instead of a byte buffer, its reshapes and
+    slices."""
+    if dtypes.is_packed4(t.data_type):
+        return None
+    k = t.itemsize
+    buf = np.zeros((max(t.total_bytes, len(data)) + 8) // k * k + k, np.uint8)
+    buf[:len(data)] = np.frombuffer(data, np.uint8)
+    core, strides, _ = _layout(t)
+    return buf.view(UNSIGNED_OF_SIZE[k])[_indices(0, core, strides)].view(t.np_dtype)
+
+
 def write_view(storage, t: TensorSpec, byte_offset: int, value):
     """``storage`` with ``value`` (already of the tensor's type and sizes) written in."""
     if dtypes.is_packed4(t.data_type):
