@@ -23,11 +23,12 @@ GEOMETRIES = [
     ("3-D", (1, 2, 4, 5, 3), dict(WindowSize=(2, 3, 2), Strides=(1, 2, 1),
                                   StartPadding=(1, 1, 0), EndPadding=(0, 1, 1))),
     ("global", (2, 4, 5, 5), dict(WindowSize=(5, 5), Strides=(1, 1))),
-    # past _pooling.TAPS_MAX taps: one reduce_window instead of a slice per tap
-    ("9x8 many taps", (1, 2, 12, 13), dict(WindowSize=(9, 8), Strides=(2, 3),
-                                           StartPadding=(2, 1), EndPadding=(1, 3))),
-    ("global 10x12", (2, 3, 10, 12), dict(WindowSize=(10, 12))),
 ]
+# past _pool_reduce.TAPS_MAX taps: one reduce_window instead of a slice per tap
+MANY = [("9x8 many taps", (1, 2, 12, 13), dict(WindowSize=(9, 8), Strides=(2, 3),
+                                               StartPadding=(2, 1), EndPadding=(1, 3))),
+        ("global 10x12", (2, 3, 10, 12), dict(WindowSize=(10, 12)))]
+ALL = GEOMETRIES + MANY
 DILATED = [("dilated", (1, 2, 9, 8), dict(WindowSize=(2, 3), Strides=(1, 2), Dilations=(3, 2),
                                           StartPadding=(1, 0), EndPadding=(0, 2)))]
 
@@ -54,6 +55,17 @@ def _x(name, xs, dtype):
 @pytest.mark.parametrize("name,xs,extra", GEOMETRIES + DILATED,
                          ids=[g[0] for g in GEOMETRIES + DILATED])
 def test_average_pooling(name, xs, extra, include, dtype):
+    _average(name, xs, extra, include, dtype)
+
+
+@pytest.mark.parametrize("include", [0, 1], ids=["exclude", "include"])
+@pytest.mark.parametrize("name,xs,extra", MANY, ids=[g[0] for g in MANY])
+def test_average_and_lp_pooling_of_many_taps(name, xs, extra, include):
+    _average(name, xs, extra, include, np.float32)
+    test_lp_pooling(name, xs, extra, 2 + include)
+
+
+def _average(name, xs, extra, include, dtype):
     op = "AVERAGE_POOLING1" if "Dilations" in extra else "AVERAGE_POOLING"
     a = {**_attrs(len(xs) - 2, extra, op.endswith("1")), "IncludePadding": include}
     run_against_reference(op, {"InputTensor": _x(name, xs, dtype)}, a)
@@ -68,10 +80,11 @@ def test_lp_pooling(name, xs, extra, p):
     run_against_reference(op, {"InputTensor": _x(name, xs, np.float32)}, a)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8, np.uint8, np.int64,
-                                   np.uint32], ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("name,xs,extra", GEOMETRIES + DILATED,
-                         ids=[g[0] for g in GEOMETRIES + DILATED])
+@pytest.mark.parametrize("dtype,name,xs,extra", [
+    (d, *g) for g in GEOMETRIES + DILATED for d in (np.float32, np.float16, np.int8, np.uint8,
+                                                    np.int64, np.uint32)] + [
+    (d, *g) for g in MANY for d in (np.float32, np.int8)],
+    ids=lambda v: v if isinstance(v, str) else np.dtype(v).name if isinstance(v, type) else None)
 def test_max_pooling_values_and_indices(name, xs, extra, dtype):
     a = _attrs(len(xs) - 2, extra, True)
     x = _x(name, xs, dtype)
@@ -147,11 +160,12 @@ def test_broken_rules(op, change, message):
     assert info.value.message == f"DML_OPERATOR_{op}: {message}"
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int8], ids=["FLOAT32", "INT8"])
-@pytest.mark.parametrize("name,xs,extra", GEOMETRIES + DILATED + [
-    ("3x2 s(2,1) pad", (2, 3, 7, 6), dict(WindowSize=(3, 2), Strides=(2, 1), StartPadding=(2, 1),
-                                          EndPadding=(1, 1)))], ids=lambda v: v if
-    isinstance(v, str) else None)
+@pytest.mark.parametrize("dtype,name,xs,extra", [
+    (np.float32, *g) for g in ALL + DILATED + [
+        ("3x2 s(2,1) pad", (2, 3, 7, 6), dict(WindowSize=(3, 2), Strides=(2, 1),
+                                              StartPadding=(2, 1), EndPadding=(1, 1)))]] + [
+    (np.int8, *GEOMETRIES[2])], ids=lambda v: v if isinstance(v, str) else
+    np.dtype(v).name if isinstance(v, type) else None)
 def test_maxima_alone_equal_the_indexed_maxima_with_nans_and_padding(dtype, name, xs, extra):
     """Without OutputIndicesTensor the kernel takes a cheaper path (padding reads NaN or the
     type's minimum; one spatial dimension at a time): it must give the same bits as the
