@@ -272,7 +272,7 @@ def test_what_the_reference_lacks_is_named():
     assert e.value.hresult == dml.E_NOTIMPL and "com.microsoft.Gelu" in e.value.message
 
 
-@pytest.mark.parametrize("folder", ["llama-fp16", "llama-int4"])
+@pytest.mark.parametrize("folder", ["llama-fp16"])  # the issue's fp16 (int4: the CLI test's)
 def test_a_genai_llm_prefill_is_compared_within_a_minute(folder):
     """The float64 references of the contrib operators (onnx_compare_refs) agree with the DML
     lowerings: no node of the tiny genai LLMs introduces more than about one FLOAT16 ULP."""
@@ -292,9 +292,9 @@ def test_a_genai_llm_prefill_is_compared_within_a_minute(folder):
 
 
 def test_the_cli_compares_a_genai_folder(capsys):
-    folder = Path(__file__).with_name("models") / "genai" / "qwen2-fp16"
+    folder = Path(__file__).with_name("models") / "genai" / "qwen2-int4"
     assert main(["compare", str(folder), "--prompt", "Hi there", "--top", "3"]) == 0
     out = capsys.readouterr().out
-    assert "qwen2-fp16/model.onnx" in out and "first node introducing" in out
+    assert "qwen2-int4/model.onnx" in out and "first node introducing" in out
     assert main(["compare", str(folder)]) == 1  # a folder needs --prompt
     assert "needs --prompt" in capsys.readouterr().err

@@ -228,8 +228,8 @@ def test_group_query_attention_variants_the_provider_does_not_take_are_named():
 
 # ---- the tiny LLM built for DirectML ----------------------------------------------------------
 
-@pytest.mark.parametrize("folder", ["llama-fp16", "llama-int4"])
-@pytest.mark.parametrize("buf", [None, 16], ids=["growing-kv", "shared-kv-buffer"])
+@pytest.mark.parametrize("folder,buf", [("llama-fp16", 16), ("llama-int4", None)],
+                         ids=["shared-kv-buffer-llama-fp16", "growing-kv-llama-int4"])
 def test_the_genai_llm_prefill_and_decode_match_onnx_runtime(folder, buf):
     """tests/models/genai/llama-fp16 and -int4 (tools/make_tiny_llm.py): logits and present KV
     of a 4-token prefill and a 1-token decode step, FLOAT16, against ONNX Runtime's CPU
