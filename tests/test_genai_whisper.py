@@ -23,7 +23,7 @@ og = pytest.importorskip("onnxruntime_genai")
 
 FOLDER = Path(__file__).resolve().parent / "models" / "genai" / "whisper-fp16"
 MEL = np.random.default_rng(0).standard_normal((1, 80, 3000)).astype(np.float16)
-LENGTH = 4 + 6  # the decoder prompt and six tokens
+LENGTH = 4 + 4  # the decoder prompt and four tokens
 
 
 @functools.lru_cache(maxsize=None)
