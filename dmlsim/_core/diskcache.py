@@ -63,8 +63,9 @@ class ProgramStore:
                                    str(jax.config.jax_enable_x64), _sources_digest()))
         return self._salt
 
-    def digest(self, key, args) -> str | None:
-        """The file name of ``key``'s program for ``args``, or None when it cannot be kept."""
+    def digest(self, key, args) -> tuple | None:
+        """(file name, device) of ``key``'s program for ``args``, or None when it cannot be
+        kept."""
         text = repr(key)
         if " at 0x" in text:
             return None
@@ -81,7 +82,7 @@ class ProgramStore:
                      repr(shapes), text):
             h.update(part.encode())
             h.update(b"\0")
-        return h.hexdigest()
+        return h.hexdigest(), device
 
     def load(self, name: str, device):
         path = self.directory / (name + SUFFIX)
@@ -162,11 +163,11 @@ class Persisted:
 
     def _first(self, *args):
         store = self.store
-        name = store.digest(self.key, args)
-        if name is None:
+        found = store.digest(self.key, args)
+        if found is None:
             self.call = self.fn
             return self.fn(*args)
-        device = next(iter(next(a for a in args if isinstance(a, jax.Array)).devices()))
+        name, device = found
         compiled = store.load(name, device)
         if compiled is None:
             start = time.perf_counter()

@@ -452,13 +452,10 @@ class Prepared:
         return out
 
 
-_PACK = 256  # where execute_init places each weight in its one buffer
-
-
 def execute_init(st, compiled, ins, arrays):
     """Initialize ``compiled`` with the OWNED_BY_DML ``arrays`` (per input slot, None for the
     rest); returns its persistent resource (or None). As an application loads its weights: all
-    of them packed in one UPLOAD buffer (each at a 256-byte boundary), one copy into one DEFAULT
+    of them packed in one UPLOAD buffer (each at a DML_PERSISTENT_BUFFER_ALIGNMENT boundary), one copy into one DEFAULT
     buffer, and the initializer's BUFFER_ARRAY binding each at its offset (one copy program, not
     one per weight size)."""
     d3d, dev = st["d3d"], st["dml"]
@@ -474,7 +471,8 @@ def execute_init(st, compiled, ins, arrays):
                 placed.append(None)
                 continue
             placed.append(total)
-            total += -(-t.total_bytes // _PACK) * _PACK
+            align = dml.DML_PERSISTENT_BUFFER_ALIGNMENT  # the persistent resource's spacing
+            total += -(-t.total_bytes // align) * align
         items = [None] * len(placed)
         if total:
             up, buf = _buffer(d3d, total, 2), _buffer(d3d, total, 1)
