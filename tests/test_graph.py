@@ -260,3 +260,31 @@ def test_a_constant_reads_as_a_view_of_its_bytes(data_type, sizes, strides):
     got = np.broadcast_to(views.read_constant(data, t), sizes)
     assert got.dtype == dtypes.numpy_dtype(data_type)
     assert np.array_equal(got.view(np.uint8), np.asarray(want).view(np.uint8))
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2, 3), (0, 2, 3, 1), (2, 3, 1, 0), (3, 1, 0, 2)])
+def test_a_view_stored_in_another_dimension_order_reads_and_writes_its_elements(order):
+    """Strides that store every element once in another dimension order (NHWC strides over
+    NCHW sizes, a pre-transposed filter) read and write through a slice and a transpose: the
+    element at index i is the one at byte offset + 4 * sum(i * strides), on both ways; a
+    size-1 dimension may carry any stride."""
+    import jax.numpy as jnp
+
+    from dmlsim._core import views
+    from dmlsim._core.tensor import TensorSpec
+    sizes, strides, step = (2, 3, 4, 5), [0] * 4, 1
+    for d in reversed(order):
+        strides[d], step = step, step * sizes[d]
+    for sizes, strides in ((sizes, tuple(strides)), ((2, 1) + sizes[2:], (strides[0], 999)
+                                                      + tuple(strides[2:]))):
+        t = TensorSpec(dml.DML_TENSOR_DATA_TYPE_FLOAT32, sizes, strides)
+        words = np.random.default_rng(3).integers(0, 2**32, 130, np.uint32)
+        want = np.lib.stride_tricks.as_strided(words[2:], sizes, [4 * s for s in strides])
+        got = np.asarray(views.read_view(jnp.asarray(words), t, 8)).view(np.uint32)
+        assert np.array_equal(got, want)
+        value = np.random.default_rng(4).standard_normal(sizes).astype(np.float32)
+        out = np.asarray(views.write_view(jnp.asarray(words), t, 8, jnp.asarray(value)))
+        expect = words.copy()
+        np.lib.stride_tricks.as_strided(expect[2:], sizes, [4 * s for s in strides])[...] = \
+            value.view(np.uint32)
+        assert np.array_equal(out, expect)

@@ -72,12 +72,16 @@ class CompiledGraph(Dispatchable):
                 continue
             spec = reads[0].spec
             if spec.owned_by_dml:
+                # stored as its readers' operators keep it (a pre-transposed filter) when they
+                # agree, else as bound
+                kept = {self.nodes[r.node].layout.inputs[r.slot].stored for r in reads}
+                stored = kept.pop() if len(kept) == 1 else spec
                 inputs.append(Slot(label, f"graph input {gi}", None, spec, "forbidden",
                                    "the nodes read it with DML_TENSOR_FLAG_OWNED_BY_DML, so it "
                                    "is bound only to the operator initializer; bind NONE for "
                                    "execution", owned=True, need=spec.total_bytes,
-                                   align=spec.offset_alignment, persistent_at=off, stored=spec))
-                off += align_up(spec.total_bytes)
+                                   align=spec.offset_alignment, persistent_at=off, stored=stored))
+                off += align_up(stored.total_bytes)
             else:
                 inputs.append(Slot(label, f"graph input {gi}", None, spec, REQUIRED,
                                    need=spec.total_bytes, align=spec.offset_alignment))
@@ -117,7 +121,7 @@ class CompiledGraph(Dispatchable):
                 if persistent is None:
                     raise fault(f"{lay.name}: {s.label} is OWNED_BY_DML but no persistent "
                                 "resource is bound")
-                views_in.append(slot(persistent, s.persistent_at, r.spec))
+                views_in.append(slot(persistent, s.persistent_at, s.stored))
             elif desc is None:
                 raise fault(f"{lay.name}: {s.label} is not bound")
             else:

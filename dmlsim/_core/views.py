@@ -1,8 +1,9 @@
 """Tensor views over buffer storage, and the jitted program of one dispatch.
 
 A view is (buffer, byte offset, TensorSpec). Reads and writes happen on the buffer's 1-D
-unsigned storage: packed views are slices, zero strides broadcast, other strides gather or
-scatter with index tables computed once at trace time. Only after a read is the data
+unsigned storage: packed views are slices, zero strides broadcast, strides that store the
+elements densely in another dimension order (NHWC strides over NCHW sizes) are a slice and a
+transpose, other strides gather or scatter with index tables computed once at trace time. Only after a read is the data
 bit-cast to the tensor's type, so copies are exact to the bit. The packed 4-bit types
 address nibbles of the byte storage (``packed4``).
 """
@@ -34,6 +35,20 @@ def _layout(t: TensorSpec):
     return core, strides, packed
 
 
+def _permutation(core: tuple, strides: tuple):
+    """The dimensions of size > 1, outermost first, when the view stores its elements densely
+    in some dimension order (transposed strides, such as NHWC over NCHW sizes or a stored
+    filter); None otherwise."""
+    dims = [d for d, s in enumerate(core) if s != 1]
+    order = sorted(dims, key=lambda d: -strides[d])
+    expect = 1
+    for d in reversed(order):
+        if strides[d] != expect:
+            return None
+        expect *= core[d]
+    return order
+
+
 def _indices(base: int, core: tuple, strides: tuple) -> np.ndarray:
     idx = np.full(core, base, dtype=np.int64)
     for d, (s, st) in enumerate(zip(core, strides)):
@@ -53,8 +68,13 @@ def read_view(storage, t: TensorSpec, byte_offset: int):
     base = byte_offset // k
     core, strides, packed = _layout(t)
     n = int(np.prod(core))
+    order = None if packed else _permutation(core, strides)
     if packed:
         y = lax.slice(u, (base,), (base + n,)).reshape(core)
+    elif order is not None:  # dense in another order: a transpose, which XLA may lay out away
+        dims = [d for d in range(len(core)) if core[d] != 1]
+        y = lax.slice(u, (base,), (base + n,)).reshape([core[d] for d in order])
+        y = y.transpose([order.index(d) for d in dims]).reshape(core)
     else:
         y = jnp.take(u, _indices(base, core, strides), mode="clip")
     if core != t.sizes:
@@ -90,6 +110,11 @@ def write_view(storage, t: TensorSpec, byte_offset: int, value):
     base = byte_offset // k
     core, strides, packed = _layout(t)
     if packed and core == t.sizes:
+        return lax.dynamic_update_slice(u, bits.reshape(-1), (base,))
+    order = _permutation(core, strides) if core == t.sizes else None
+    if order is not None:  # dense in another order: transposed, then one slice
+        dims = [d for d in range(len(core)) if core[d] != 1]
+        bits = bits.reshape([core[d] for d in dims]).transpose([dims.index(d) for d in order])
         return lax.dynamic_update_slice(u, bits.reshape(-1), (base,))
     if core != t.sizes:  # a broadcast output writes each element once: keep index 0
         bits = bits[tuple(slice(0, 1) if c != s else slice(None) for c, s in zip(core, t.sizes))]
