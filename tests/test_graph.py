@@ -116,6 +116,34 @@ def test_owned_by_dml_weights_are_bound_once_at_initialization(dev):
     assert got.tolist() == [[3, 2], [7, 4]]
 
 
+def test_owned_weights_are_kept_as_their_operator_keeps_them(dev, monkeypatch):
+    """An operator that keeps an OWNED_BY_DML input its own way (``persistent_layout``; here
+    GEMM's BTensor column-major, as a driver keeps a pre-transposed filter) keeps it so in a
+    compiled graph too: the graph's persistent resource holds that layout and the result is
+    unchanged."""
+    import dataclasses
+
+    from dmlsim._core import registry
+    from dmlsim._core.tensor import TensorSpec
+    name = "DML_OPERATOR_GEMM"
+
+    def column_major(spec, field, t):
+        return t if field != "BTensor" else TensorSpec(t.data_type, t.sizes, (1, t.sizes[0]),
+                                                       t.flags, t.total_bytes)
+    monkeypatch.setitem(registry._REGISTRY, name, dataclasses.replace(
+        registry.get(name), persistent_layout=column_major))
+    a = np.float32([[1, 2], [3, 4]])
+    b = np.float32([[1, 0], [1, 1]])
+    owned = dml.tensor_desc(b, flags=dml.DML_TENSOR_FLAG_OWNED_BY_DML)
+    gemm = op(dev, "GEMM", ATensor=a, BTensor=owned, OutputTensor=a, Alpha=1.0)
+    g = dml.DML_GRAPH_DESC(InputCount=2, OutputCount=1, Nodes=[node(gemm, "gemm")],
+                           InputEdges=[inp(0, 0, 0), inp(1, 0, 1)], OutputEdges=[out(0, 0, 0)])
+    compiled = dev.CompileGraph(g, 0)
+    assert compiled._core.layout.inputs[1].stored.strides == (1, 2)
+    (got,) = run(dev, g, slots(dml.tensor_desc(a), owned), slots(dml.tensor_desc(a)), [a, b])
+    assert got.tolist() == [[3, 2], [7, 4]]
+
+
 def test_constant_nodes_feed_operators_through_intermediate_edges(dev):
     with feature_level(0x6200):
         d = dml.DMLCreateDevice(dml.D3D12CreateDevice(None, dml.D3D_FEATURE_LEVEL_11_0), 0)

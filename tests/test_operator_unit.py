@@ -15,12 +15,11 @@ from dmlsim._core.registry import Check, Example, KernelContext, OperatorDef, Si
 from dmlsim._core.tensor import OpSpec, TensorSpec
 from dmlsim._schema.operators_generated import OPERATORS
 
-from helpers import (NONE, Env, array_binding, assert_bits_equal, binding, example_desc,
-                     feature_level, tensor)
+from helpers import (Env, array_binding, assert_bits_equal, binding, example_desc, feature_level,
+                     tensor)
 
 ADD = "DML_OPERATOR_ELEMENT_WISE_ADD"
 f32 = np.float32
-OWNED = dml.DML_TENSOR_FLAG_OWNED_BY_DML
 
 
 def _ref(ATensor, BTensor, *, ctx):
@@ -219,38 +218,6 @@ def test_persistent_layout_temporary_and_persistent_hooks(monkeypatch):
     env.recorder.RecordDispatch(env.cl, compiled, table)
     env.flush()
     assert_bits_equal(env.read_as(out, f32).reshape(2, 3), a + b)
-
-
-@pytest.mark.parametrize("groups", [1, 2])
-def test_an_owned_convolution_filter_is_kept_pre_transposed(groups):
-    """CONVOLUTION keeps an OWNED_BY_DML FilterTensor as a driver keeps a filter: spatial
-    dimensions first, then input and output channels (HWIO; convolution.persistent_layout),
-    so that XLA's convolutions read it without a transpose at every execution. The persistent
-    resource holds the filter so transposed, in the filter's own size, and the result is the
-    convolution with the filter as bound (small integers: exact in float32)."""
-    env, rng = Env(), np.random.default_rng(7)
-    x = rng.integers(-3, 4, (1, 4, 5, 6)).astype(f32)
-    w = rng.integers(-3, 4, (6, 4 // groups, 3, 2)).astype(f32)
-    desc = dml.operator_desc(
-        "CONVOLUTION", InputTensor=x, FilterTensor=tensor(f32, w.shape, flags=OWNED),
-        Mode=dml.DML_CONVOLUTION_MODE_CROSS_CORRELATION,
-        Direction=dml.DML_CONVOLUTION_DIRECTION_FORWARD, DimensionCount=2, Strides=[1, 1],
-        Dilations=[1, 1], StartPadding=[0, 0], EndPadding=[0, 0], OutputPadding=[0, 0],
-        GroupCount=groups)
-    compiled = env.compile(desc, owned=array_binding(None, env.device_buffer(w), None))
-    assert compiled.GetBindingProperties().PersistentResourceSize == 256 * -(-w.nbytes // 256)
-    stored = env.read(compiled._test_persistent, 0, w.nbytes).view(f32)
-    assert np.array_equal(stored, w.transpose(2, 3, 1, 0).reshape(-1))
-    out = env.buffer(6 * 3 * 5 * 4)
-    env.dispatch(compiled, [binding(env.device_buffer(x)), NONE, NONE], [binding(out)])
-    want = np.zeros((1, 6, 3, 5))
-    per = 6 // groups
-    for o in range(6):
-        c = slice(o // per * (4 // groups), (o // per + 1) * (4 // groups))
-        for i in range(3):
-            for j in range(5):
-                want[0, o, i, j] = np.sum(x[0, c, i:i + 3, j:j + 2] * w[o].astype(np.float64))
-    assert_bits_equal(env.read_as(out, f32).reshape(want.shape), want.astype(f32))
 
 
 @pytest.mark.parametrize("name", sorted(registry.load_all()))

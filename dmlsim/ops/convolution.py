@@ -19,8 +19,6 @@ feed a float32-accumulating convolution as they are: tensor cores on GPUs). Tole
 (n + 2) u sum |x w| of the exact value (u = 2^-24), plus 2 u |bias| and the final rounding
 to the output type.
 """
-from dataclasses import replace
-
 import numpy as np
 
 from .._core.registry import Example, OperatorDef, register, same_type
@@ -62,21 +60,6 @@ def error_bound(inputs, spec, dtype):
     return bound
 
 
-def persistent_layout(spec, field, t):
-    """An OWNED_BY_DML FilterTensor is kept the way a driver keeps a filter, pre-transposed: its
-    spatial dimensions outermost, then the input channels, then the output channels (HWIO for
-    a 2-D filter, the order XLA's convolutions read without a transpose at every execution),
-    the same bytes in all. A filter bound with strides of its own, and every other tensor, is
-    kept as bound."""
-    if field != W or t.strides is not None:
-        return t
-    order, strides, step = tuple(range(2, len(t.sizes))) + (1, 0), [0] * len(t.sizes), 1
-    for d in reversed(order):
-        strides[d] = step
-        step *= t.sizes[d]
-    return replace(t, strides=tuple(strides))
-
-
 def same_dimension_count(spec, check):
     x = spec.tensor[IN]
     for f in (W, B, OUT):
@@ -101,7 +84,6 @@ DIAG = f32([[[[1, 0], [0, -1]]]])
 register(OperatorDef(
     "DML_OPERATOR_CONVOLUTION", convolution, convolution_reference, output_sizes=output_sizes,
     rules=(same_dimension_count, same_type(IN, W, B, OUT)), error_bound=error_bound,
-    persistent_layout=persistent_layout,
     ulp={"FLOAT32": 0, "FLOAT16": 0}, examples=(
         Example({IN: X9, W: DIAG}, {OUT: f32([[[[-4, -4], [-4, -4]]]])}, _attrs(),
                 "x[i, j] - x[i + 1, j + 1] over a 3x3 input"),
