@@ -173,3 +173,51 @@ def test_the_public_mode_constants_pick_the_orientation(mode, want):
     got = dml.run(dml.operator_desc("CONVOLUTION", InputTensor=x, FilterTensor=w, **a), x, w,
                   None)
     assert got.ravel().tolist() == want
+
+
+def test_large_cpu_convolutions_run_as_xlas_own(monkeypatch):
+    """A CPU program with a CONVOLUTION of at least 2^29 products compiles with YNNPACK's
+    convolution fusion off (``_conv_math.cpu_options``: XLA's own convolutions use every core,
+    YNNPACK's one) and its other library fusions (dots, reductions) kept; a smaller one compiles
+    as XLA's default. Both through one operator and through a compiled graph (an ONNX Conv),
+    and the large one's values stay within the convolution's error bound of a float64
+    reference."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    import dmlsim.onnx as donnx
+    from dmlsim._core import steps
+    from dmlsim.ops._conv_math import CPU_OPTIONS
+    seen = []
+    real = steps.compiler_options
+    monkeypatch.setattr(steps, "compiler_options", lambda plan: seen.append(real(plan)) or
+                        seen[-1])
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((128, 64, 3, 3)).astype(np.float32)
+    results = {}
+    for batch in (2, 1):  # 2 x 128 x 62 x 62 x 576 = 567 M products; half of it is 283 M
+        x = rng.standard_normal((batch, 64, 64, 64)).astype(np.float32)
+        seen.clear()
+        desc = dml.operator_desc("CONVOLUTION", InputTensor=x, FilterTensor=w, DimensionCount=2,
+                                 Mode=dml.DML_CONVOLUTION_MODE_CROSS_CORRELATION,
+                                 Direction=dml.DML_CONVOLUTION_DIRECTION_FORWARD,
+                                 Strides=[1, 1], Dilations=[1, 1], StartPadding=[0, 0],
+                                 EndPadding=[0, 0], OutputPadding=[0, 0], GroupCount=1)
+        y = dml.run(desc, x, w, None)
+        graph = helper.make_graph(
+            [helper.make_node("Conv", ["x", "w"], ["y"])], "conv",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape)],
+            [onnx.numpy_helper.from_array(w, "w")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        (z,) = donnx.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+        results[batch] = [o for o in seen if o is not None]
+        if batch == 2:
+            taps = [np.einsum("nchw,oc->nohw", x[:, :, i:i + 62, j:j + 62].astype(np.float64),
+                              w[:, :, i, j].astype(np.float64)) for i in range(3)
+                    for j in range(3)]
+            want = np.sum(taps, axis=0)
+            bound = 580 * 2.0 ** -24 * np.sum(np.abs(taps), axis=0) + 1e-30
+            assert np.all(np.abs(y - want) <= bound) and np.all(np.abs(z - want) <= bound)
+    assert results[2] and all(o == CPU_OPTIONS for o in results[2])  # operator and graph
+    assert results[1] == []

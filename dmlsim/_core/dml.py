@@ -157,6 +157,10 @@ class Dispatchable:
         program's runtime zero (a compiled graph seals its own nodes with it)."""
         return self.kernel_call
 
+    def cpu_compiler_options(self) -> dict:
+        """XLA options its operators ask of a CPU program (OperatorDef.cpu_compiler_options)."""
+        return {}
+
 
 class CompiledOperator(Dispatchable):
     kind = "compiled operator"
@@ -190,6 +194,10 @@ class CompiledOperator(Dispatchable):
         """What the program computes: the same for every compilation of one desc and flags
         (programs are shared through the device's plan cache)."""
         return (self.spec, self.flags)
+
+    def cpu_compiler_options(self) -> dict:
+        hook = self.opdef.cpu_compiler_options
+        return dict((hook(self.spec) if hook is not None else None) or {})
 
     def kernel_call(self, inputs):
         """Run the kernel on flattened typed inputs; returns flattened outputs."""

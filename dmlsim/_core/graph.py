@@ -110,6 +110,13 @@ class CompiledGraph(Dispatchable):
     def signature(self):
         return self._signature
 
+    def cpu_compiler_options(self) -> dict:
+        options: dict = {}
+        for node in self.nodes:
+            if node is not None:
+                options.update(node.cpu_compiler_options())
+        return options
+
     # ---- execution -----------------------------------------------------------------------
     def views(self, descs, slot):
         lay = self.layout

@@ -144,6 +144,9 @@ class OperatorDef:
       driver keeps a pre-transposed filter); the default keeps its bytes as bound.
     - ``persistent_bytes(spec, stored) -> int`` (default: the stored tensors, each rounded up
       to 256) and ``temporary_bytes(spec) -> int`` (default 0).
+    - ``cpu_compiler_options(spec) -> dict | None``: XLA options for a CPU program that runs
+      the operator (merged over its dispatches; a large CONVOLUTION asks for XLA's own
+      multithreaded convolutions).
     - ``condition(spec, condition)``: picks support tables that carry a condition (REDUCE).
     - ``ulp``: tolerated ULP against the reference, per float data type name.
     - ``error_bound(inputs, spec, np_dtype) -> array``: instead of ULP, the largest absolute
@@ -165,6 +168,7 @@ class OperatorDef:
     persistent_layout: Callable | None = None
     persistent_bytes: Callable | None = None
     temporary_bytes: Callable | None = None
+    cpu_compiler_options: Callable | None = None
     module: str = ""
     # Filled in by register():
     inputs: tuple = ()

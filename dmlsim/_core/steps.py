@@ -22,6 +22,7 @@ one key, one trace.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -392,16 +393,35 @@ def trace(plan: Plan) -> Callable:
 
 
 def compiler_options(plan: Plan) -> dict | None:
-    """XLA options of ``plan``'s program. On a GPU, a program of more than MANY_DISPATCHES
-    dispatches skips XLA's multi-output fusion pass, whose time grows faster than the program:
+    """XLA options of ``plan``'s program. On a CPU, those its operators ask for
+    (``OperatorDef.cpu_compiler_options``) that this jaxlib knows. On a GPU, a program of more
+    than MANY_DISPATCHES dispatches skips XLA's multi-output fusion pass, whose time grows
+    faster than the program:
     a 1,000-dispatch list spent 13.2 of its 14.3 s of HLO passes there on the H200 (5.4 s in
     all without it, a 100-dispatch list 0.9 s instead of 2.1). The arithmetic is the same; only
     how kernels are grouped differs (the 1,000-dispatch list then runs in 0.86 ms, not 0.18)."""
-    if not plan.mems or getattr(plan.mems[0].device, "platform", "cpu") != "gpu":
-        return None
-    if plan.dispatches <= MANY_DISPATCHES:
+    platform = getattr(plan.mems[0].device, "platform", "cpu") if plan.mems else None
+    if platform == "cpu":
+        options: dict = {}
+        for s in plan.steps:
+            if isinstance(s, Dispatch):
+                options.update(s.dispatchable.cpu_compiler_options())
+        return {k: v for k, v in options.items() if _cpu_option_known(k, v)} or None
+    if platform != "gpu" or plan.dispatches <= MANY_DISPATCHES:
         return None
     return {"xla_disable_hlo_passes": "multi_output_fusion"}
+
+
+@functools.cache
+def _cpu_option_known(name: str, value) -> bool:
+    """Whether this jaxlib's CPU compiler takes the option (an experimental one may go)."""
+    try:
+        cpu = jax.devices("cpu")[0]
+        jax.jit(lambda v: v, compiler_options={name: value}).lower(
+            jax.device_put(np.float32(0), cpu)).compile()
+    except Exception:  # noqa: BLE001 - any refusal means: not this version's option
+        return False
+    return True
 
 
 def _gather_program(layout):

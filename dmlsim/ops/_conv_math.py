@@ -15,6 +15,30 @@ from ._conv import FORWARD, flipped, spatial_out
 from ._conv_forms import depthwise, pointwise, padded_end as _padded_end
 
 
+# XLA's CPU backend hands convolutions to YNNPACK by default (its library fusions are
+# INDIVIDUAL_DOT, REDUCE and INDIVIDUAL_CONVOLUTION), which runs each on a single thread; XLA's
+# own (Eigen) convolutions use every core and win on large ones. A CPU program with a
+# convolution of at least EIGEN_MACS products keeps the other two library fusions and drops
+# the convolutions': the same float32 products, summed in the library's order either way. On
+# the 2-core CPU, the same model in one process with and without (median of 21 runs each):
+# resnet18 b8 (convolutions of 0.9 G products) 0.76x the time; PaddleOCR det (0.4 G at most)
+# 1.05x, so it keeps YNNPACK's; rec 0.94x and cls 1.02x (a few M products: the threshold keeps
+# them as they were).
+EIGEN_MACS = 1 << 29
+CPU_OPTIONS = {"xla_cpu_experimental_ynn_fusion_type":
+               "LIBRARY_FUSION_TYPE_INDIVIDUAL_DOT,LIBRARY_FUSION_TYPE_REDUCE"}
+
+
+def cpu_options(spec) -> dict | None:
+    """CPU_OPTIONS for a CONVOLUTION of at least EIGEN_MACS products (``spec`` an OpSpec):
+    each output element sums C/G x prod(k) products FORWARD, each input element spreads M/G x
+    prod(k) BACKWARD; None otherwise."""
+    t = spec.tensor
+    w = t["FilterTensor"].sizes
+    each = t["InputTensor" if spec.attr["Direction"] != FORWARD else "OutputTensor"].count
+    return CPU_OPTIONS if each * int(np.prod(w[1:])) >= EIGEN_MACS else None
+
+
 def conv(x, w, a, precision=lax.Precision.HIGHEST, accumulate=None):
     """The convolution (JAX), without bias: ``a`` the attributes."""
     nd, g = a["DimensionCount"], a["GroupCount"]
