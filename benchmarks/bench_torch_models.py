@@ -1,13 +1,16 @@
-"""Benchmark m: torchvision's resnet18 through dmlsim.onnx against PyTorch on the same GPU.
+"""Benchmark m: torchvision's resnet18 and all-MiniLM-L6-v2 through dmlsim.onnx against
+PyTorch on the same GPU.
 
-The model is exported with ``torch.onnx.export`` (random weights, eval mode) and run by a
+Each model is exported with ``torch.onnx.export`` (random weights, eval mode; MiniLM is
+``_minilm.py``'s plain-PyTorch BERT of that shape) and run by a
 ``dmlsim.onnx.InferenceSession`` (one run = upload, execute, wait, readback, as an application
 does) and by PyTorch eager (TF32 off, so FLOAT32 is float32 on both sides) and
 ``torch.compile``, side by side in one process; the FLOAT16 rows run the model converted to
 half on both sides (dmlsim with and without ALLOW_HALF_PRECISION_COMPUTATION). Outputs are
 compared before timing. Needs torch, torchvision and onnx (the H200 machines have them).
 
-    python benchmarks/bench_torch_models.py [--batch 8] [--json out.json]
+    python benchmarks/bench_torch_models.py [--batch 8] [--minilm 32x128] [--models resnet18,minilm]
+                                            [--json out.json]
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import numpy as np
 import torch
 import torchvision
 
+import _minilm
 import dmlsim as dml
 import dmlsim.onnx as donnx
 from _rig import best_of, machine, print_table, write_json
@@ -27,56 +31,71 @@ def _median_ms(fn, n=30):
     return 1e3 * best_of(fn, n)[1]  # (min, median) after a warm-up
 
 
+def _resnet18(dtype, batch):
+    model = torchvision.models.resnet18().eval().to(dtype)
+    x = torch.randn(batch, 3, 224, 224, dtype=dtype)
+    buf = io.BytesIO()
+    torch.onnx.export(model, (x,), buf, input_names=["x"], output_names=["y"],
+                      opset_version=17, dynamo=False)
+    return model, {"x": x.numpy()}, buf.getvalue()
+
+
+def _minilm_model(dtype, shape):
+    model = _minilm.model(dtype)
+    return model, _minilm.feeds(*shape), _minilm.onnx_bytes(model)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=8, help="resnet18's batch")
+    ap.add_argument("--minilm", default="32x128", help="MiniLM's batch x sequence")
+    ap.add_argument("--models", default="resnet18,minilm")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     dev = "cuda" if torch.cuda.is_available() else "cpu"
+    shape = tuple(int(v) for v in args.minilm.split("x"))
+    makers = {"resnet18": lambda dt: _resnet18(dt, args.batch),
+              "minilm": lambda dt: _minilm_model(dt, shape)}
+    sizes = {"resnet18": f"b{args.batch}", "minilm": f"b{shape[0]} s{shape[1]}"}
     rows = []
-    for dtype in (torch.float32, torch.float16):
-        model = torchvision.models.resnet18().eval().to(dtype)
-        x = torch.randn(args.batch, 3, 224, 224, dtype=dtype)
-        buf = io.BytesIO()
-        torch.onnx.export(model, (x,), buf, input_names=["x"], output_names=["y"],
-                          opset_version=17, dynamo=False)
-        gpu_model, gx = model.to(dev), x.to(dev)
-        compiled = torch.compile(gpu_model)
+    for name in args.models.split(","):
+        for dtype in (torch.float32, torch.float16):
+            model, feeds, onnx_bytes = makers[name](dtype)
+            gpu_model = model.to(dev)
+            gx = [torch.from_numpy(v).to(dev) for v in feeds.values()]
+            compiled = torch.compile(gpu_model)
 
-        def eager():
-            with torch.no_grad():
-                y = gpu_model(gx)
-            torch.cuda.synchronize() if dev == "cuda" else None
-            return y
-
-        def comp():
-            with torch.no_grad():
-                y = compiled(gx)
-            torch.cuda.synchronize() if dev == "cuda" else None
-            return y
-        want = eager().float().cpu().numpy()
-        flag_sets = [0] if dtype == torch.float32 else \
-            [0, dml.DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION]
-        t_eager, t_comp = _median_ms(eager), _median_ms(comp)
-        for flags in flag_sets:
-            opts = donnx.SessionOptions()
-            opts.execution_flags = flags
-            session = donnx.InferenceSession(buf.getvalue(), opts)
-            xn = x.numpy()
-            got = session.run(None, {"x": xn})[0].astype(np.float32)
-            err = float(np.abs(got - want).max() / max(1.0, np.abs(want).max()))
-            t_d = _median_ms(lambda: session.run(None, {"x": xn}))
-            rows.append({"dtype": str(dtype).split(".")[-1], "flags": flags, "batch": args.batch,
-                         "dmlsim_ms": t_d, "eager_ms": t_eager, "compile_ms": t_comp,
-                         "eager_over_dmlsim": t_eager / t_d, "compile_over_dmlsim": t_comp / t_d,
-                         "max_rel_diff": err})
-    print_table(f"m. resnet18 batch {args.batch}: dmlsim.onnx against PyTorch on the same device",
-                ["dtype", "dmlsim flags", "dmlsim ms", "eager ms", "compile ms",
+            def timed(m):
+                def run():
+                    with torch.no_grad():
+                        y = m(*gx)
+                    torch.cuda.synchronize() if dev == "cuda" else None
+                    return y
+                return run
+            eager, comp = timed(gpu_model), timed(compiled)
+            want = eager().float().cpu().numpy()
+            flag_sets = [0] if dtype == torch.float32 else \
+                [0, dml.DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION]
+            t_eager, t_comp = _median_ms(eager), _median_ms(comp)
+            for flags in flag_sets:
+                opts = donnx.SessionOptions()
+                opts.execution_flags = flags
+                session = donnx.InferenceSession(onnx_bytes, opts)
+                got = session.run(None, feeds)[0].astype(np.float32)
+                err = float(np.abs(got - want).max() / max(1.0, np.abs(want).max()))
+                t_d = _median_ms(lambda: session.run(None, feeds))
+                rows.append({"model": name, "size": sizes[name],
+                             "dtype": str(dtype).split(".")[-1], "flags": flags,
+                             "dmlsim_ms": t_d, "eager_ms": t_eager, "compile_ms": t_comp,
+                             "eager_over_dmlsim": t_eager / t_d,
+                             "compile_over_dmlsim": t_comp / t_d, "max_rel_diff": err})
+    print_table("m. whole models: dmlsim.onnx against PyTorch on the same device",
+                ["model", "size", "dtype", "dmlsim flags", "dmlsim ms", "eager ms", "compile ms",
                  "eager/dmlsim", "compile/dmlsim", "max rel diff"],
-                [[r["dtype"], "half" if r["flags"] else "default", f"{r['dmlsim_ms']:.2f}",
-                  f"{r['eager_ms']:.2f}", f"{r['compile_ms']:.2f}",
+                [[r["model"], r["size"], r["dtype"], "half" if r["flags"] else "default",
+                  f"{r['dmlsim_ms']:.2f}", f"{r['eager_ms']:.2f}", f"{r['compile_ms']:.2f}",
                   f"{r['eager_over_dmlsim']:.2f}", f"{r['compile_over_dmlsim']:.2f}",
                   f"{r['max_rel_diff']:.1e}"] for r in rows])
     write_json(args.json, {"machine": machine(), "torch_models": rows})
