@@ -275,3 +275,52 @@ def test_weights_initialize_with_one_upload_and_one_copy(monkeypatch):
     assert copies == [["Copy"]], launched  # the initializer: one copy for the four weights
     uploads = [kinds for kinds in launched if kinds == ["Upload"]]
     assert len(uploads) == 1, launched  # the weights came in through one upload
+
+
+def test_shape_inference_sees_the_weights_types_and_dimensions_only(monkeypatch):
+    """ONNX shape inference gets large floating-point initializers as types and dimensions
+    only (``onnx_shapes``: 90 MB of MiniLM weights cost 0.4-0.7 s of every first run going
+    through it), integer ones whole (data propagation reads shape tensors); the inferred
+    shapes are those of inferring the whole model, the weights come back byte for byte, the
+    caller's model is untouched, and the session computes what ONNX Runtime does."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import numpy_helper, shape_inference
+
+    from dmlsim._pythonic import onnx_shapes
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((64, 96)).astype(np.float32)        # 24 KB: types and dims only
+    b = rng.standard_normal((6,)).astype(np.float32)            # 24 bytes: whole
+    shape = np.array([2, -1, 16], np.int64)                     # read by data propagation
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["h"]),
+         helper.make_node("Reshape", ["h", "shape"], ["r"]),
+         helper.make_node("ReduceSum", ["r"], ["s"], keepdims=0, axes=[2]),
+         helper.make_node("Mul", ["s", "b"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
+         numpy_helper.from_array(shape, "shape")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    before = model.SerializeToString()
+    seen = []
+    real = shape_inference.infer_shapes
+    monkeypatch.setattr(shape_inference, "infer_shapes",
+                        lambda m, *a, **k: seen.append(m.ByteSize()) or real(m, *a, **k))
+    inferred = onnx_shapes.infer(model)
+    assert seen and max(seen) < w.nbytes  # the weights' bytes never went in
+    want = real(model, strict_mode=True, data_prop=True)
+    assert [v.SerializeToString() for v in inferred.graph.value_info] == \
+        [v.SerializeToString() for v in want.graph.value_info]
+    assert [t.SerializeToString() for t in inferred.graph.initializer] == \
+        [t.SerializeToString() for t in model.graph.initializer]
+    assert model.SerializeToString() == before
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    seen.clear()
+    (got,) = donnx.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    assert seen and max(seen) < w.nbytes  # the session's lowering infers the same way
+    (ref,) = ort.InferenceSession(model.SerializeToString(),
+                                  providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert got.shape == ref.shape == (2, 6)
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    assert onnx.checker.check_model(inferred) is None

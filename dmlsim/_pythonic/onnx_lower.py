@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper, shape_inference
+from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from .._api import public as dml
@@ -42,6 +42,7 @@ from .._schema.operators_generated import OPERATORS
 from . import dmlx_graph as G, progress
 from .dmlx_functions import Identity
 from .onnx_functions import expand
+from .onnx_shapes import infer
 
 FUSABLE_INTO = {"Conv", "ConvTranspose", "Gemm", "MatMul", "BatchNormalization",
                 "InstanceNormalization", "Add"}
@@ -116,16 +117,6 @@ def dml_type(np_dtype) -> int:
         fail(dml.E_NOTIMPL, f"element type {d.name} has no DML_TENSOR_DATA_TYPE")
 
 
-def _infer(model):
-    try:
-        return shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
-    except Exception:  # noqa: BLE001 -- e.g. a function body onnx cannot infer strictly
-        try:
-            return shape_inference.infer_shapes(model, data_prop=True)
-        except Exception as e:  # noqa: BLE001 -- onnx's checker says why
-            fail(dml.E_INVALIDARG, f"shape inference failed: {e}")
-
-
 class Lowering:
     """Lowers one ONNX graph onto a dmlx Graph; ``compile()`` gives the session's pieces."""
 
@@ -145,7 +136,7 @@ class Lowering:
             fail(dml.E_NOTIMPL, "sparse initializers are not supported")
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
                           1)
-        model = expand(_infer(model), self._takes, self.opset, _infer)
+        model = expand(infer(model), self._takes, self.opset, infer)
         self.model, self.device = model, device
         query = dml.DML_FEATURE_QUERY_FEATURE_LEVELS(2, [dml.DML_FEATURE_LEVEL_1_0,
                                                          CONSTANT_NODE_LEVEL])
