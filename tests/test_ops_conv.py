@@ -219,5 +219,8 @@ def test_large_cpu_convolutions_run_as_xlas_own(monkeypatch):
             want = np.sum(taps, axis=0)
             bound = 580 * 2.0 ** -24 * np.sum(np.abs(taps), axis=0) + 1e-30
             assert np.all(np.abs(y - want) <= bound) and np.all(np.abs(z - want) <= bound)
-    assert results[2] and all(o == CPU_OPTIONS for o in results[2])  # operator and graph
+    if jax.default_backend() == "cpu":
+        assert results[2] and all(o == CPU_OPTIONS for o in results[2])  # operator and graph
+    else:  # a GPU's programs take no CPU options
+        assert results[2] == []
     assert results[1] == []
