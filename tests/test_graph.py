@@ -101,15 +101,21 @@ def test_fan_out_unused_inputs_reinterpreted_edges_and_two_outputs(dev):
     assert got[0].tolist() == [[0, 2], [4, 6]] and got[1].tolist() == [0, 2, 4, 6]
 
 
-def test_owned_by_dml_weights_are_bound_once_at_initialization(dev):
-    """GEMM with an OWNED_BY_DML B: the initializer takes one BUFFER_ARRAY of InputCount
-    entries with only the owned one filled; execution binds NONE there."""
+def owned_gemm_graph(dev):
+    """(a, b, B's desc, graph): a @ b by GEMM with an OWNED_BY_DML B from graph input 1."""
     a = np.float32([[1, 2], [3, 4]])
     b = np.float32([[1, 0], [1, 1]])
     owned = dml.tensor_desc(b, flags=dml.DML_TENSOR_FLAG_OWNED_BY_DML)
     gemm = op(dev, "GEMM", ATensor=a, BTensor=owned, OutputTensor=a, Alpha=1.0)
     g = dml.DML_GRAPH_DESC(InputCount=2, OutputCount=1, Nodes=[node(gemm, "gemm")],
                            InputEdges=[inp(0, 0, 0), inp(1, 0, 1)], OutputEdges=[out(0, 0, 0)])
+    return a, b, owned, g
+
+
+def test_owned_by_dml_weights_are_bound_once_at_initialization(dev):
+    """GEMM with an OWNED_BY_DML B: the initializer takes one BUFFER_ARRAY of InputCount
+    entries with only the owned one filled; execution binds NONE there."""
+    a, b, owned, g = owned_gemm_graph(dev)
     compiled = dev.CompileGraph(g, 0)
     assert compiled.GetBindingProperties().PersistentResourceSize == 256
     (got,) = run(dev, g, slots(dml.tensor_desc(a), owned), slots(dml.tensor_desc(a)), [a, b])
@@ -132,12 +138,7 @@ def test_owned_weights_are_kept_as_their_operator_keeps_them(dev, monkeypatch):
                                                        t.flags, t.total_bytes)
     monkeypatch.setitem(registry._REGISTRY, name, dataclasses.replace(
         registry.get(name), persistent_layout=column_major))
-    a = np.float32([[1, 2], [3, 4]])
-    b = np.float32([[1, 0], [1, 1]])
-    owned = dml.tensor_desc(b, flags=dml.DML_TENSOR_FLAG_OWNED_BY_DML)
-    gemm = op(dev, "GEMM", ATensor=a, BTensor=owned, OutputTensor=a, Alpha=1.0)
-    g = dml.DML_GRAPH_DESC(InputCount=2, OutputCount=1, Nodes=[node(gemm, "gemm")],
-                           InputEdges=[inp(0, 0, 0), inp(1, 0, 1)], OutputEdges=[out(0, 0, 0)])
+    a, b, owned, g = owned_gemm_graph(dev)
     compiled = dev.CompileGraph(g, 0)
     assert compiled._core.layout.inputs[1].stored.strides == (1, 2)
     (got,) = run(dev, g, slots(dml.tensor_desc(a), owned), slots(dml.tensor_desc(a)), [a, b])
