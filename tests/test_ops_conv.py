@@ -212,13 +212,14 @@ def test_large_cpu_convolutions_run_as_xlas_own(monkeypatch):
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         (z,) = donnx.InferenceSession(model.SerializeToString()).run(None, {"x": x})
         results[batch] = [o for o in seen if o is not None]
-        if batch == 2:
+        if batch == 2:  # the first 8 output channels against float64 tap sums
             taps = [np.einsum("nchw,oc->nohw", x[:, :, i:i + 62, j:j + 62].astype(np.float64),
-                              w[:, :, i, j].astype(np.float64)) for i in range(3)
+                              w[:8, :, i, j].astype(np.float64)) for i in range(3)
                     for j in range(3)]
             want = np.sum(taps, axis=0)
             bound = 580 * 2.0 ** -24 * np.sum(np.abs(taps), axis=0) + 1e-30
-            assert np.all(np.abs(y - want) <= bound) and np.all(np.abs(z - want) <= bound)
+            assert np.all(np.abs(y[:, :8] - want) <= bound)
+            assert np.all(np.abs(z[:, :8] - want) <= bound)
     if jax.default_backend() == "cpu":
         assert results[2] and all(o == CPU_OPTIONS for o in results[2])  # operator and graph
     else:  # a GPU's programs take no CPU options
