@@ -182,3 +182,28 @@ def test_maxima_alone_equal_the_indexed_maxima_with_nans_and_padding(dtype, name
                                     outputs={"OutputIndicesTensor": _indices(x.shape, a)})
     u = f"u{x.itemsize}"
     assert np.array_equal(np.asarray(plain).view(u), np.asarray(indexed["OutputTensor"]).view(u))
+
+
+@pytest.mark.parametrize("xs,extra", [
+    ((2, 8, 256, 256), dict(WindowSize=(3, 3), Strides=(2, 2), StartPadding=(1, 1),
+                            EndPadding=(1, 1))),
+    ((1, 4, 64, 64, 64), dict(WindowSize=(2, 3, 2), Strides=(2, 1, 2), StartPadding=(0, 1, 1),
+                              EndPadding=(1, 1, 0)))], ids=["2-D", "3-D"])
+def test_large_maxima_alone_run_channels_last_on_a_cpu_with_the_same_bits(xs, extra):
+    """On a CPU the maxima of an input of 2^20 elements or more are taken channels last
+    (``_max_pool.max_values``: XLA's CPU convolutions around it keep NHWC); the bits are those
+    of the indexed walk over every tap, NaNs and signed zeros included."""
+    import jax
+
+    from dmlsim.ops._max_pool import max_pool, max_values
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(xs).astype(np.float32)
+    x[rng.random(xs) < 0.2] = np.nan
+    zeros = rng.random(xs) < 0.2
+    x[zeros] = np.where(rng.random(xs) < 0.5, 0.0, -0.0)[zeros]
+    a = _attrs(len(xs) - 2, extra, True)
+    plain = np.asarray(jax.jit(lambda v: max_values(v, a))(x))
+    walked = np.asarray(jax.jit(lambda v: max_pool(v, a)[0])(x))
+    assert np.array_equal(plain.view(np.uint32), walked.view(np.uint32))
+    transposes = str(jax.make_jaxpr(lambda v: max_values(v, a))(x)).count("transpose")
+    assert transposes == (2 if jax.default_backend() == "cpu" else 0)
