@@ -301,7 +301,7 @@ def test_shape_inference_sees_the_weights_types_and_dimensions_only(monkeypatch)
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
          numpy_helper.from_array(shape, "shape")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)], ir_version=8)
     before = model.SerializeToString()
     seen = []
     real = shape_inference.infer_shapes
