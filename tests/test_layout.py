@@ -256,8 +256,8 @@ ALLOWED_STATE = {
     ("registry", "_LOADED"): "whether it happened",
     ("resources", "_va"): "GPU virtual addresses: process-unique, as D3D12's; holds nothing",
     ("resources", "_heap_ids"): "descriptor heap handles: process-unique; holds nothing",
-    ("steps", "@functools.cache _cpu_option_known"): "whether the installed jaxlib takes an "
-                                                      "XLA option: a fact of the process",
+    ("steps", "@functools.lru_cache(maxsize=16) _cpu_option_known"):
+        "whether the installed jaxlib takes an XLA option: a fact of the process, bounded",
 }
 _MUTATORS = {"append", "add", "update", "pop", "clear", "setdefault", "discard", "remove",
              "extend", "insert", "popitem", "move_to_end"}

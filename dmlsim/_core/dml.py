@@ -197,7 +197,7 @@ class CompiledOperator(Dispatchable):
 
     def cpu_compiler_options(self) -> dict:
         hook = self.opdef.cpu_compiler_options
-        return dict((hook(self.spec) if hook is not None else None) or {})
+        return dict(hook(self.spec) or {}) if hook is not None else {}
 
     def kernel_call(self, inputs):
         """Run the kernel on flattened typed inputs; returns flattened outputs."""

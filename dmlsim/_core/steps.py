@@ -396,10 +396,10 @@ def compiler_options(plan: Plan) -> dict | None:
     """XLA options of ``plan``'s program. On a CPU, those its operators ask for
     (``OperatorDef.cpu_compiler_options``) that this jaxlib knows. On a GPU, a program of more
     than MANY_DISPATCHES dispatches skips XLA's multi-output fusion pass, whose time grows
-    faster than the program:
-    a 1,000-dispatch list spent 13.2 of its 14.3 s of HLO passes there on the H200 (5.4 s in
-    all without it, a 100-dispatch list 0.9 s instead of 2.1). The arithmetic is the same; only
-    how kernels are grouped differs (the 1,000-dispatch list then runs in 0.86 ms, not 0.18)."""
+    faster than the program: a 1,000-dispatch list spent 13.2 of its 14.3 s of HLO passes there
+    on the H200 (5.4 s in all without it, a 100-dispatch list 0.9 s instead of 2.1). The
+    arithmetic is the same; only how kernels are grouped differs (the 1,000-dispatch list then
+    runs in 0.86 ms, not 0.18)."""
     platform = getattr(plan.mems[0].device, "platform", "cpu") if plan.mems else None
     if platform == "cpu":
         options: dict = {}
@@ -412,9 +412,10 @@ def compiler_options(plan: Plan) -> dict | None:
     return {"xla_disable_hlo_passes": "multi_output_fusion"}
 
 
-@functools.cache
+@functools.lru_cache(maxsize=16)
 def _cpu_option_known(name: str, value) -> bool:
-    """Whether this jaxlib's CPU compiler takes the option (an experimental one may go)."""
+    """Whether this jaxlib's CPU compiler takes the option (an experimental one may go); the
+    options are the operators' own constants, a handful, so a small bound holds them all."""
     try:
         cpu = jax.devices("cpu")[0]
         jax.jit(lambda v: v, compiler_options={name: value}).lower(

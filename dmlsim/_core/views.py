@@ -3,9 +3,9 @@
 A view is (buffer, byte offset, TensorSpec). Reads and writes happen on the buffer's 1-D
 unsigned storage: packed views are slices, zero strides broadcast, strides that store the
 elements densely in another dimension order (NHWC strides over NCHW sizes) are a slice and a
-transpose, other strides gather or scatter with index tables computed once at trace time. Only after a read is the data
-bit-cast to the tensor's type, so copies are exact to the bit. The packed 4-bit types
-address nibbles of the byte storage (``packed4``).
+transpose, other strides gather or scatter with index tables computed once at trace time.
+Only after a read is the data bit-cast to the tensor's type, so copies are exact to the bit.
+The packed 4-bit types address nibbles of the byte storage (``packed4``).
 """
 from __future__ import annotations
 

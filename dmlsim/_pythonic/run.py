@@ -455,9 +455,9 @@ class Prepared:
 def execute_init(st, compiled, ins, arrays):
     """Initialize ``compiled`` with the OWNED_BY_DML ``arrays`` (per input slot, None for the
     rest); returns its persistent resource (or None). As an application loads its weights: all
-    of them packed in one UPLOAD buffer (each at a DML_PERSISTENT_BUFFER_ALIGNMENT boundary), one copy into one DEFAULT
-    buffer, and the initializer's BUFFER_ARRAY binding each at its offset (one copy program, not
-    one per weight size)."""
+    of them packed in one UPLOAD buffer (each at a DML_PERSISTENT_BUFFER_ALIGNMENT boundary),
+    one copy into one DEFAULT buffer, and the initializer's BUFFER_ARRAY binding each at its
+    offset (one copy program, not one per weight size)."""
     d3d, dev = st["d3d"], st["dml"]
     init = dev.CreateOperatorInitializer([compiled])
     props_i, props_e = init.GetBindingProperties(), compiled.GetBindingProperties()

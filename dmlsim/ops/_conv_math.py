@@ -22,8 +22,8 @@ from ._conv_forms import depthwise, pointwise, padded_end as _padded_end
 # the convolutions': the same float32 products, summed in the library's order either way. On
 # the 2-core CPU, the same model in one process with and without (median of 21 runs each):
 # resnet18 b8 (convolutions of 0.9 G products) 0.76x the time; PaddleOCR det (0.4 G at most)
-# 1.05x, so it keeps YNNPACK's; rec 0.94x and cls 1.02x (a few M products: the threshold keeps
-# them as they were).
+# 1.05x, rec 0.94x and cls 1.02x, within that measure's noise (about 5%), so the threshold
+# leaves them with YNNPACK's.
 EIGEN_MACS = 1 << 29
 CPU_OPTIONS = {"xla_cpu_experimental_ynn_fusion_type":
                "LIBRARY_FUSION_TYPE_INDIVIDUAL_DOT,LIBRARY_FUSION_TYPE_REDUCE"}
