@@ -139,6 +139,45 @@ def test_the_persistent_compilation_cache_serves_the_next_process(tmp_path):
     assert runs[0][1] == runs[1][1]  # the same result, loaded instead of compiled
 
 
+_JAX_THEN_STORE = """
+import sys, jax, jax.numpy as jnp, numpy as np
+jax.config.update("jax_compilation_cache_dir", sys.argv[1] + "/jax")
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+from dmlsim._core import diskcache
+diskcache.MIN_SECONDS = 0.0
+def program(a):
+    return (jnp.transpose(a.reshape(8, 16)) * 2 + 1,)
+x = jax.device_put(np.arange(128, dtype=np.float32))
+want = np.arange(128, dtype=np.float32).reshape(8, 16).T * 2 + 1
+if sys.argv[2] == "jax":
+    np.testing.assert_array_equal(jax.jit(program)(x)[0], want)  # into JAX's cache only
+else:
+    key = ("a program JAX's cache holds",)
+    first = diskcache.Persisted(jax.jit(program), key, diskcache.ProgramStore(sys.argv[1] + "/p"))
+    np.testing.assert_array_equal(first(x)[0], want)
+    store = diskcache.ProgramStore(sys.argv[1] + "/p")
+    again = diskcache.Persisted(jax.jit(program), key, store)
+    same = np.array_equal(np.asarray(again(x)[0]), want)
+    print(store.counts["loaded"], same)
+"""
+
+
+def test_a_program_jaxs_cache_holds_is_stored_as_compiled_here(tmp_path):
+    """When JAX's persistent cache already holds a program (an older dmlsim, another
+    application, or the store trimmed its file), the store compiles it here anyway: the
+    executable JAX loads from its cache serializes into one that fails when run ("Function
+    transpose_copy_fusion not found"), which broke every next process of such a program."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    outs = []
+    for mode in ("jax", "store"):  # a process fills JAX's cache; the next one the store
+        out = subprocess.run([sys.executable, "-c", _JAX_THEN_STORE, str(tmp_path), mode],
+                             env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        outs.append(out.stdout.split())
+    assert outs[1][-2:] == ["1", "True"]  # loaded from the store, and it runs
+
+
 def _store_program(tmp_path, monkeypatch):
     monkeypatch.setattr(diskcache, "MIN_SECONDS", 0.0)  # keep even a tiny program
     store = diskcache.ProgramStore(str(tmp_path))

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import jax
 import jaxlib
+from jax._src import config as jax_config
 from jax.experimental.serialize_executable import deserialize_and_load, serialize
 
 log = logging.getLogger("dmlsim")
@@ -140,6 +141,17 @@ class ProgramStore:
             total -= size
 
 
+def _compile_fresh(lowered):
+    """``lowered`` compiled here, not loaded from JAX's persistent cache: an executable JAX
+    loaded from its cache serializes into one that cannot run (jaxlib 0.10: loading it, XLA's
+    CPU runtime fails with "Function transpose_copy_fusion.2 not found" at the first run)."""
+    state = getattr(jax_config, "enable_compilation_cache", None)
+    if state is None:  # pragma: no cover - a JAX without that setting has no such cache
+        return lowered.compile()
+    with state(False):
+        return lowered.compile()
+
+
 class Persisted:
     """A jitted program that, at its first call, is loaded from ``store`` by ``key`` or else
     lowered, compiled and (when that took ``MIN_SECONDS``) written there; later calls run the
@@ -171,7 +183,7 @@ class Persisted:
         compiled = store.load(name, device)
         if compiled is None:
             start = time.perf_counter()
-            compiled = self.fn.lower(*args).compile()
+            compiled = _compile_fresh(self.fn.lower(*args))
             if time.perf_counter() - start >= MIN_SECONDS:
                 store.save(name, compiled)
         self.call = compiled
