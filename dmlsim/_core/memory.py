@@ -73,8 +73,6 @@ class DeviceMemory:
         self._array = None  # zero-filled on first use
         self._segment = None  # (Group, first word) while a group holds this storage
         self._version = -1    # the group version _array was sliced from
-        self._writes = 0      # storages assigned: with the group's version, ``stamp``
-        self.typed = None     # (stamp, {(byte offset, spec): typed array}): steps.typed_views
         self.host = False
 
     @property
@@ -97,13 +95,6 @@ class DeviceMemory:
             self._segment[0].intact = False
             self._segment = None
         self._array = value
-        self._writes += 1
-
-    def stamp(self) -> tuple:
-        """Equal stamps mean the same bytes: it changes whenever a storage is assigned or a
-        group takes this storage, and with the group's array while one holds it."""
-        seg = self._segment
-        return (self._writes, -1 if seg is None else seg[0].version)
 
     def join(self, group, start) -> None:
         """Let ``group``'s array hold this storage at word ``start`` (its bytes must be
@@ -112,7 +103,6 @@ class DeviceMemory:
         if seg is not None and seg[0] is not group:
             seg[0].intact = False
         self._segment, self._array, self._version = (group, start), None, -1
-        self._writes += 1
 
     def segment(self):
         """(Group, first word) if a group holds this storage, else None."""
