@@ -17,6 +17,10 @@ Dynamic dimensions are bound when the feeds arrive: each input signature gets it
 compiled plan, kept in a bounded LRU cache (``SessionOptions.plan_cache_size``); ORT's
 free-dimension overrides pin them up front.
 
+``session.io_binding()`` and ``OrtValue.ortvalue_from_numpy(x, "dml", 0)`` keep inputs and
+outputs on the device between runs (ORT's IOBinding: ``run_with_iobinding``, no upload or
+readback for what is bound on 'dml').
+
 ``Backend`` implements ``onnx.backend.base.Backend`` (``prepare``, ``run_node``,
 ``supports_device``) for ONNX's backend test suite. ``supported_operators()`` lists the ONNX
 operator types with a lowering; nodes whose inputs are all constants fold on the CPU whatever
@@ -25,6 +29,7 @@ their type. Needs the ``onnx`` package (``pip install dmlsim[onnx]``).
 from ._pythonic.onnx_inference import (  # noqa: F401
     GraphOptimizationLevel, ModelMetadata, NodeArg, PlanCacheInfo, SessionOptions)
 from ._pythonic.onnx_compare import Report as CompareReport, compare  # noqa: F401
+from ._pythonic.onnx_iobinding import IOBinding, OrtValue  # noqa: F401
 from ._pythonic.onnx_model import np_dtype  # noqa: F401
 from ._pythonic.onnx_session import (  # noqa: F401
     Backend, BackendRepresentation, InferenceSession, Plan, Session, prepare,

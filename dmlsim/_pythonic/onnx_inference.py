@@ -26,6 +26,8 @@ from onnx import helper
 from .._api import public as dml
 from . import onnx_model
 from . import onnx_partition
+from .device_run import DeviceTensor
+from .onnx_iobinding import IOBinding, payload
 from .onnx_lower import NeedsConstant, fail
 from .onnx_partition import EXECUTOR_KEY, FALLBACK_KEY, RULES_KEY
 from .onnx_plan import make_device
@@ -229,11 +231,35 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None) -> list:
         """ORT's run: ``output_names`` None (or empty) for all outputs in the model's order;
-        ``input_feed`` {input name: array}. Returns a list of NumPy arrays."""
+        ``input_feed`` {input name: array or OrtValue}. Returns a list of NumPy arrays."""
         wanted = self._wanted(output_names)
         feeds = self._feeds(input_feed)
         plan = self._plan_for(feeds)
-        return plan.run(wanted, {n: a for n, a in feeds.items() if n not in self.constants})
+        return plan.run(wanted, {n: _host(a) for n, a in feeds.items()
+                                 if n not in self.constants})
+
+    def io_binding(self) -> IOBinding:
+        """ORT's IOBinding of this session (inputs and outputs kept on the device)."""
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None) -> None:
+        """Run with ``iobinding``'s inputs; its outputs land where they are bound (on 'dml':
+        left on the device, no readback)."""
+        if not isinstance(iobinding, IOBinding) or iobinding._session is not self:
+            fail(dml.E_INVALIDARG, "run_with_iobinding: iobinding is not an IOBinding of this "
+                                   "session (session.io_binding())")
+        wanted = list(iobinding._outputs)
+        if not wanted:
+            fail(dml.E_INVALIDARG, "run_with_iobinding: no output is bound (bind_output or "
+                                   "bind_ortvalue_output); at least one output must be")
+        feeds = self._feeds(dict(iobinding._inputs))
+        plan = self._plan_for(feeds)
+        feeds = {n: a for n, a in feeds.items() if n not in self.constants}
+        if hasattr(plan, "run_device"):  # one DML graph: its device-resident list
+            results = plan.run_device(wanted, feeds)
+        else:  # partitioned (CPU nodes between): through the host
+            results = plan.run(wanted, {n: _host(a) for n, a in feeds.items()})
+        iobinding._store(dict(zip(wanted, results)))
 
     def placement(self):
         """Where each node of the most recent plan runs (``onnx_partition.Report``): DML, CPU
@@ -325,7 +351,8 @@ class InferenceSession:
         if value is None:
             fail(dml.E_INVALIDARG, f"run: input '{spec.name}' is None; an array of "
                                    f"{onnx_model.type_string(spec.elem_type)}")
-        if isinstance(value, np.ndarray):
+        value = payload(value)  # an OrtValue's array (on the device: a DeviceTensor)
+        if isinstance(value, (np.ndarray, DeviceTensor)):
             a = value
         else:  # a list or scalar takes the input's type, as ORT converts it
             try:
@@ -348,7 +375,7 @@ class InferenceSession:
     def _plan_for(self, feeds):
         while True:
             shapes = {n: a.shape for n, a in feeds.items() if n not in self.constants}
-            consts = {n: feeds[n] for n in sorted(self.constants)}
+            consts = {n: _host(feeds[n]) for n in sorted(self.constants)}
             key = self._key({n: (feeds[n].shape, feeds[n].dtype) for n in shapes}, consts)
             plan = self._plans.get(key)
             if plan is not None:
@@ -398,6 +425,11 @@ class InferenceSession:
             self._evictions += 1
         self.last_plan = plan
         return plan
+
+
+def _host(value):
+    """A feed on the host: a DeviceTensor's values copied back, anything else as it is."""
+    return value.to_numpy() if isinstance(value, DeviceTensor) else value
 
 
 def _elem_type(dtype) -> int:

@@ -22,6 +22,7 @@ from .onnx_rules_quant import RULES as QUANT
 from .onnx_rules_recurrent import RULES as RECURRENT
 from .onnx_rules_shape import RULES as SHAPE
 from . import progress
+from .device_run import DeviceRun, DeviceTensor, same_bytes
 from .run import Prepared, device_state
 
 RULES = {**ELEMENTWISE, **NN, **SHAPE, **QUANT, **RECURRENT, **FILL,
@@ -64,6 +65,7 @@ class Plan:
         self._prepared = Prepared(device_state(self.device), self.compiled, self._ins,
                                   self._outs, self._owned)
         self._first = True
+        self._device, self._first_device = None, True  # IOBinding's list (device_run.py)
 
     def run(self, wanted, feeds) -> list:
         arrays: list = [None] * len(self._ins)
@@ -86,6 +88,35 @@ class Plan:
         for name, r, (shape, dtype) in zip(self.output_names, results, self._shapes):
             out[name] = np.asarray(r).reshape(shape).astype(dtype, copy=False) \
                 if dtype != np.bool_ else np.asarray(r).reshape(shape) != 0
+        return [out[n] for n in wanted]
+
+    def run_device(self, wanted, feeds) -> list:
+        """As ``run``, with the inputs and outputs on the device (IOBinding): ``feeds`` holds
+        NumPy arrays or DeviceTensors; returns DeviceTensors of the ONNX outputs' types."""
+        if self._device is None:
+            self._device = DeviceRun(self._prepared)
+        values: list = [None] * len(self._ins)
+        for name, index in self._index.items():
+            want = self._ins[index][2]
+            if want is None:
+                continue
+            v = feeds[name]
+            values[index] = v._replace(shape=tuple(want.sizes)) \
+                if isinstance(v, DeviceTensor) else np.asarray(v).reshape(want.sizes)
+        if self._first_device:  # its own list: the first run compiles its program
+            self._first_device = False
+            with progress.stage("first device run, compiling",
+                                len(self.lowering.model.graph.node)):
+                results = self._device(values)
+        else:
+            results = self._device(values)
+        out = {}
+        for name, r, (shape, dtype) in zip(self.output_names, results, self._shapes):
+            if same_bytes(r.dtype, dtype):
+                out[name] = r._replace(shape=tuple(shape), dtype=np.dtype(dtype))
+            else:  # a type DML computes in another one: converted as ``run`` converts it
+                out[name] = DeviceTensor.put(r.to_numpy().reshape(shape).astype(dtype),
+                                             r.words.devices().pop())
         return [out[n] for n in wanted]
 
     @property

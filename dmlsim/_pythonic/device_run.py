@@ -1,0 +1,146 @@
+"""A prepared model run with its inputs and outputs resident on the device: what ONNX Runtime's
+IOBinding gives a DirectML application (``dmlsim.onnx.IOBinding``).
+
+``Prepared`` (run.py) runs a model as an application does with host arrays: write an UPLOAD
+buffer, copy it into a DEFAULT buffer, dispatch, copy the outputs into READBACK buffers, wait,
+read them. With IOBinding the provider binds its own D3D12 resources instead: the graph reads
+the inputs where they already are and leaves its outputs on the GPU. ``DeviceRun`` records
+that list once beside the Prepared one -- its own DEFAULT input buffers, the same compiled
+graph, persistent and temporary resources, the dispatch and no copies -- and runs it with each
+input buffer holding a device tensor's bytes (``DeviceTensor``: the bytes a DML provider's
+resource holds, as a uint32 array on dmlsim's JAX device, the way dmlsim keeps every DEFAULT
+buffer). No list of dmlsim writes those input buffers, so a device tensor stays valid however
+often it is bound. Each output is a device copy of its buffer's bytes (the next run writes the
+buffer again).
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._api import public as dml
+from .run import Prepared, _buffer, _recording, _submit
+
+
+def words_of(nbytes: int) -> int:
+    """uint32 words of a DEFAULT buffer of ``nbytes`` (memory.DeviceMemory's padding)."""
+    return max((int(nbytes) + 7) // 8 * 8 // 4, 2)
+
+
+class DeviceTensor(NamedTuple):
+    """A dense tensor's bytes on the device: ``words`` (1-D uint32, the bytes padded as a
+    DEFAULT buffer pads them) holding ``shape`` elements of ``dtype``, packed."""
+
+    words: jax.Array
+    shape: tuple
+    dtype: np.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+    @staticmethod
+    def put(array: np.ndarray, device) -> "DeviceTensor":
+        """``array``'s bytes placed on ``device`` (one host-to-device transfer)."""
+        a = np.ascontiguousarray(array)
+        raw = np.zeros(words_of(a.nbytes) * 4, np.uint8)
+        raw[:a.nbytes] = a.reshape(-1).view(np.uint8)
+        return DeviceTensor(jax.device_put(raw.view(np.uint32), device), a.shape, a.dtype)
+
+    def to_numpy(self) -> np.ndarray:
+        """The values, on the host (waits for the work that computes them); a BOOL tensor's
+        bytes read as nonzero."""
+        raw = np.asarray(self.words).view(np.uint8)[:self.nbytes]
+        if self.dtype == np.bool_:
+            return (raw != 0).reshape(self.shape)
+        return raw.view(self.dtype).reshape(self.shape).copy()
+
+
+def same_bytes(a: np.dtype, b: np.dtype) -> bool:
+    """Whether tensors of types ``a`` and ``b`` store the same bytes for the same values (a
+    BOOL is a UINT8 0 or 1 to DirectML)."""
+    return a == b or {np.dtype(a), np.dtype(b)} == {np.dtype(np.bool_), np.dtype(np.uint8)}
+
+
+def _fit(words, n: int):
+    """``words`` as exactly ``n`` uint32 words (a new device array either way)."""
+    if words.shape[0] >= n:
+        return words[:n]
+    return jnp.pad(words, (0, n - words.shape[0]))
+
+
+class DeviceRun:
+    """The device-resident run of ``prepared``: ``__call__(values)`` takes per input slot a
+    DeviceTensor or a NumPy array (or None where Prepared takes none) and returns per output
+    slot a DeviceTensor of the slot's DML type."""
+
+    def __init__(self, prepared: Prepared):
+        st, compiled = prepared.st, prepared.compiled
+        self.st, self.ins, self.outs = st, prepared.ins, prepared.outs
+        d3d = st["d3d"]
+        props = compiled.GetBindingProperties()
+        self._heap, self._alloc, cl, table = _recording(st, compiled,
+                                                        props.RequiredDescriptorCount)
+        if prepared._persistent is not None:
+            table.BindPersistentResource(dml.DML_BINDING_DESC(
+                dml.DML_BINDING_TYPE_BUFFER, dml.DML_BUFFER_BINDING(
+                    prepared._persistent, 0, props.PersistentResourceSize)))
+        if props.TemporaryResourceSize:
+            table.BindTemporaryResource(dml.DML_BINDING_DESC(
+                dml.DML_BINDING_TYPE_BUFFER, dml.DML_BUFFER_BINDING(
+                    prepared._temp, 0, props.TemporaryResourceSize)))
+        self._inputs, bindings = [], []
+        for _, _, t in self.ins:
+            if t is None or t.owned_by_dml:
+                self._inputs.append(None)
+                bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_NONE, None))
+                continue
+            buf = _buffer(d3d, t.total_bytes, 1)
+            self._inputs.append((buf, t))
+            bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
+                                                 dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes)))
+        table.BindInputs(bindings)
+        self._outputs, bindings = [], []
+        for buf, _, t in prepared._readbacks:  # Prepared's output buffers: written here too
+            self._outputs.append((buf._core.memory, t))
+            bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
+                                                 dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes)))
+        table.BindOutputs(bindings)
+        cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
+        st["dml"].CreateCommandRecorder().RecordDispatch(cl, compiled, table)
+        cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
+        cl.SetCompileOnFirstExecution(True)
+        cl.Close()
+        self._cl, self._table = cl, table
+
+    def __call__(self, values) -> list:
+        for entry, value in zip(self._inputs, values):
+            if entry is None:
+                continue
+            buf, t = entry
+            mem = buf._core.memory
+            if not isinstance(value, DeviceTensor) or not same_bytes(value.dtype, t.np_dtype):
+                host = value.to_numpy() if isinstance(value, DeviceTensor) else value
+                value = DeviceTensor.put(np.asarray(host).astype(t.np_dtype, copy=False),
+                                         mem.device)
+            words = value.words
+            if mem.device not in words.devices():  # another adapter's: moved over
+                words = jax.device_put(words, mem.device)
+            if words.shape[0] != mem.words:
+                words = _fit(words, mem.words)
+            mem.array = words  # the resource the graph reads: nothing of dmlsim writes it
+        _submit(self.st, self._cl)
+        out = []
+        for mem, t in self._outputs:
+            n = words_of(t.total_bytes)
+            out.append(DeviceTensor(jnp.array(mem.array[:n], copy=True), tuple(t.sizes),
+                                    t.np_dtype))
+        return out
