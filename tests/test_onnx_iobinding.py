@@ -157,3 +157,38 @@ def test_misuse_is_named():
     assert _same(b.copy_outputs_to_cpu()[0], s.run(["y"], {"x": x})[0])
     b.clear_binding_outputs()
     assert b.get_outputs() == []
+
+
+def test_the_buffer_interop_under_it_copies_nothing_and_checks_its_arguments():
+    """dml.resource_array / set_resource_array / lend_resource: a DEFAULT buffer's bytes are
+    one uint32 JAX array, adopted and handed out without copies; a lent buffer written again
+    gets a new array and the one handed out keeps its bytes."""
+    import jax
+    from dmlsim._pythonic.run import _buffer, _submit, device_state
+    st = device_state(donnx.InferenceSession(_model()).device)
+    d3d = st["d3d"]
+    src, dst, up = _buffer(d3d, 12, 1), _buffer(d3d, 12, 1), _buffer(d3d, 12, 2)
+    assert dml.buffer_words(12) == 4 and dml.buffer_words(0) == 2
+    words = jax.device_put(np.arange(4, dtype=np.uint32) + 7)
+    dml.set_resource_array(src, words)
+    assert dml.resource_array(src) is words
+    dml.lend_resource(dst)
+    cl = d3d.CreateCommandList(0, dml.D3D12_COMMAND_LIST_TYPE_DIRECT,
+                               d3d.CreateCommandAllocator(dml.D3D12_COMMAND_LIST_TYPE_DIRECT), None)
+    cl.CopyBufferRegion(dst, 0, src, 0, 12)
+    cl.Close()
+    _submit(st, cl)
+    first = dml.resource_array(dst)
+    assert np.asarray(first)[:3].tolist() == [7, 8, 9]
+    dml.set_resource_array(src, jax.device_put(np.full(4, 1, np.uint32)))
+    _submit(st, cl)  # written again: a new array; the one handed out is untouched
+    assert np.asarray(dml.resource_array(dst))[:3].tolist() == [1, 1, 1]
+    assert np.asarray(first)[:3].tolist() == [7, 8, 9]
+    E = dml.E_INVALIDARG
+    _hr(lambda: dml.resource_array(up), E, "not on a DEFAULT heap")
+    _hr(lambda: dml.resource_array(np.zeros(3)), E, "an ID3D12Resource")
+    _hr(lambda: dml.set_resource_array(src, np.zeros(4, np.uint32)), E, "4 words")
+    _hr(lambda: dml.set_resource_array(src, jax.device_put(np.zeros(3, np.uint32))), E,
+        "uint32 [3]", "4 words")
+    _hr(lambda: dml.lend_resource(src), E, "was used already")
+    _hr(lambda: dml.buffer_words(-1), E, "width is -1")

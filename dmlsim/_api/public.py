@@ -22,6 +22,8 @@ from .d3dx12 import *  # noqa: F401,F403
 from .win32 import *  # noqa: F401,F403
 from .dml import *  # noqa: F401,F403
 from .info_queue import *  # noqa: F401,F403
+from .interop import (  # noqa: F401
+    buffer_words, lend_resource, resource_array, set_resource_array)
 from .catalog import (  # noqa: F401
     supported_operators, info, infer_outputs, operator_desc_of, set_feature_level,
     set_wait_timeout)

@@ -73,6 +73,9 @@ class DeviceMemory:
         self._array = None  # zero-filled on first use
         self._segment = None  # (Group, first word) while a group holds this storage
         self._version = -1    # the group version _array was sliced from
+        # lent: its arrays are handed out as they are (IOBinding's outputs), so no program
+        # donates them; a program writing it makes a new array instead of updating in place
+        self.lent = False
         self.host = False
 
     @property

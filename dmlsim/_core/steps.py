@@ -269,7 +269,9 @@ class Plan:
         self.static = b.whole
         self.key = (tuple(s.key for s in steps), tuple(m.words for m in mems), written,
                     packed, self.sealed, self.seal_outputs,
-                    self.scalars if self.static else len(self.scalars)) if steps else None
+                    self.scalars if self.static else len(self.scalars),
+                    tuple(j for j in written if getattr(mems[j], "lent", False))) \
+            if steps else None
         self.fn = None
         self.scalar_arg = None
         self.eager = False  # compile at the first execution (execute._whole)
@@ -387,7 +389,8 @@ def trace(plan: Plan) -> Callable:
             result = (jnp.concatenate([convert(cur[j], np.uint32) for j in packed]),) + result
         return result
 
-    donate = tuple(k for k, j in enumerate(own) if j in plan.written) + \
+    donate = tuple(k for k, j in enumerate(own)
+                   if j in plan.written and not getattr(plan.mems[j], "lent", False)) + \
         ((len(own),) if packed else ())
     return jax.jit(program, donate_argnums=donate, compiler_options=compiler_options(plan))
 

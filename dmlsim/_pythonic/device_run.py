@@ -10,8 +10,9 @@ graph, persistent and temporary resources, the dispatch and no copies -- and run
 input buffer holding a device tensor's bytes (``DeviceTensor``: the bytes a DML provider's
 resource holds, as a uint32 array on dmlsim's JAX device, the way dmlsim keeps every DEFAULT
 buffer). No list of dmlsim writes those input buffers, so a device tensor stays valid however
-often it is bound. Each output is a device copy of its buffer's bytes (the next run writes the
-buffer again).
+often it is bound. Its output buffers are ``lent``: the program writes each into a new array
+(never donating the old one), and that array is the output -- no copy. The run is queued and
+not waited for, as ORT's IOBinding: reading an output, or ``synchronize_outputs``, waits.
 """
 from __future__ import annotations
 
@@ -23,12 +24,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._api import public as dml
-from .run import Prepared, _buffer, _recording, _submit
+from .run import Prepared, _buffer, _recording
 
 
-def words_of(nbytes: int) -> int:
-    """uint32 words of a DEFAULT buffer of ``nbytes`` (memory.DeviceMemory's padding)."""
-    return max((int(nbytes) + 7) // 8 * 8 // 4, 2)
+words_of = dml.buffer_words  # uint32 words of a DEFAULT buffer of that many bytes
 
 
 class DeviceTensor(NamedTuple):
@@ -104,13 +103,15 @@ class DeviceRun:
                 bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_NONE, None))
                 continue
             buf = _buffer(d3d, t.total_bytes, 1)
-            self._inputs.append((buf, t))
+            self._inputs.append((buf, t, next(iter(dml.resource_array(buf).devices()))))
             bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
                                                  dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes)))
         table.BindInputs(bindings)
         self._outputs, bindings = [], []
-        for buf, _, t in prepared._readbacks:  # Prepared's output buffers: written here too
-            self._outputs.append((buf._core.memory, t))
+        for _, _, t in self.outs:
+            buf = _buffer(d3d, t.total_bytes, 1)
+            dml.lend_resource(buf)  # its arrays become the outputs: never donated
+            self._outputs.append((buf, t))
             bindings.append(dml.DML_BINDING_DESC(dml.DML_BINDING_TYPE_BUFFER,
                                                  dml.DML_BUFFER_BINDING(buf, 0, t.total_bytes)))
         table.BindOutputs(bindings)
@@ -125,22 +126,24 @@ class DeviceRun:
         for entry, value in zip(self._inputs, values):
             if entry is None:
                 continue
-            buf, t = entry
-            mem = buf._core.memory
+            buf, t, device = entry
             if not isinstance(value, DeviceTensor) or not same_bytes(value.dtype, t.np_dtype):
                 host = value.to_numpy() if isinstance(value, DeviceTensor) else value
                 value = DeviceTensor.put(np.asarray(host).astype(t.np_dtype, copy=False),
-                                         mem.device)
+                                         device)
             words = value.words
-            if mem.device not in words.devices():  # another adapter's: moved over
-                words = jax.device_put(words, mem.device)
-            if words.shape[0] != mem.words:
-                words = _fit(words, mem.words)
-            mem.array = words  # the resource the graph reads: nothing of dmlsim writes it
-        _submit(self.st, self._cl)
-        out = []
-        for mem, t in self._outputs:
+            if device not in words.devices():  # another adapter's: moved over
+                words = jax.device_put(words, device)
             n = words_of(t.total_bytes)
-            out.append(DeviceTensor(jnp.array(mem.array[:n], copy=True), tuple(t.sizes),
-                                    t.np_dtype))
-        return out
+            if words.shape[0] != n:
+                words = _fit(words, n)
+            dml.set_resource_array(buf, words)  # what the graph reads: no list writes it
+        st = self.st  # queued, not waited for: synchronize_outputs (or reading) waits
+        st["queue"].ExecuteCommandLists([self._cl])
+        st["value"] += 1
+        st["queue"].Signal(st["fence"], st["value"])
+        removed = st["dml"].GetDeviceRemovedReason()
+        if removed:
+            raise dml.HResultError(removed, st["dml"].GetDeviceRemovedMessage())
+        return [DeviceTensor(dml.resource_array(buf), tuple(t.sizes), t.np_dtype)
+                for buf, t in self._outputs]
