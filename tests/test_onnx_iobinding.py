@@ -128,7 +128,7 @@ def test_misuse_is_named():
     E = dml.E_INVALIDARG
     _hr(lambda: b.bind_cpu_input("nope", x), E, "bind_cpu_input", "'nope'", "x")
     _hr(lambda: b.bind_cpu_input("x", [1.0]), E, "numpy.ndarray")
-    _hr(lambda: b.bind_ortvalue_input("x", x), E, "an OrtValue")
+    _hr(lambda: b.bind_ortvalue_input("x", x), E, "bind_ortvalue_input", "an OrtValue")
     _hr(lambda: b.bind_output("x"), E, "bind_output", "outputs")
     _hr(lambda: b.bind_output("y", "cuda"), E, "'cuda'", "'dml'")
     _hr(lambda: b.bind_output("y", "dml", 99), E, "device_id is 99")

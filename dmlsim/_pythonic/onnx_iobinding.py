@@ -47,6 +47,13 @@ def _device(method, device_type, device_id):
     return None if device_type.lower() == "cpu" else devices[int(device_id)]
 
 
+def _shape(method, shape) -> None:
+    if not isinstance(shape, (list, tuple)) or any(
+            isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0 for d in shape):
+        fail(dml.E_INVALIDARG, f"{method}: shape is {shape!r}; a list of sizes (integers, 0 or "
+                               "more)")
+
+
 def _elem_type(method, dtype) -> int:
     try:
         t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
@@ -86,11 +93,7 @@ class OrtValue:
     def ortvalue_from_shape_and_type(shape, element_type=np.float32, device_type="cpu",
                                      device_id=0, vendor_id=-1):
         method = "OrtValue.ortvalue_from_shape_and_type"
-        if not isinstance(shape, (list, tuple)) or any(
-                isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0
-                for d in shape):
-            fail(dml.E_INVALIDARG, f"{method}: shape is {shape!r}; a list of sizes (integers, "
-                                   "0 or more)")
+        _shape(method, shape)
         if isinstance(element_type, (int, np.integer)) and not isinstance(element_type, bool):
             try:
                 element_type = helper.tensor_dtype_to_np_dtype(int(element_type))
@@ -178,12 +181,16 @@ class IOBinding:
                                    f"{type(arr_on_cpu).__name__}; a numpy.ndarray")
         self._inputs[name] = arr_on_cpu
 
-    def bind_ortvalue_input(self, name, ortvalue) -> None:
-        self._name("bind_ortvalue_input", name, self._session.input_names)
+    def _ortvalue(self, method, name, ortvalue, names):
+        self._name(method, name, names)
         if not isinstance(ortvalue, OrtValue):
-            fail(dml.E_INVALIDARG, f"IOBinding.bind_ortvalue_input: input '{name}' is a "
+            fail(dml.E_INVALIDARG, f"IOBinding.{method}: '{name}' is given a "
                                    f"{type(ortvalue).__name__}; an OrtValue")
-        self._inputs[name] = ortvalue
+        return ortvalue
+
+    def bind_ortvalue_input(self, name, ortvalue) -> None:
+        self._inputs[name] = self._ortvalue("bind_ortvalue_input", name, ortvalue,
+                                            self._session.input_names)
 
     def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr):
         fail(dml.E_NOTIMPL, "IOBinding.bind_input: a raw device address (buffer_ptr) has no "
@@ -200,21 +207,15 @@ class IOBinding:
         _device("IOBinding.bind_output", device_type, device_id)
         if element_type is not None:
             _elem_type("IOBinding.bind_output", element_type)
-        if shape is not None and (not isinstance(shape, (list, tuple)) or any(
-                isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0
-                for d in shape)):
-            fail(dml.E_INVALIDARG, f"IOBinding.bind_output: shape is {shape!r}; a list of "
-                                   "sizes")
+        if shape is not None:
+            _shape("IOBinding.bind_output", shape)
         self._outputs[name] = (device_type.lower(), int(device_id),
                                None if element_type is None else np.dtype(element_type),
                                None if shape is None else tuple(int(d) for d in shape))
 
     def bind_ortvalue_output(self, name, ortvalue) -> None:
-        self._name("bind_ortvalue_output", name, self._session.output_names)
-        if not isinstance(ortvalue, OrtValue):
-            fail(dml.E_INVALIDARG, f"IOBinding.bind_ortvalue_output: output '{name}' is a "
-                                   f"{type(ortvalue).__name__}; an OrtValue")
-        self._outputs[name] = ortvalue
+        self._outputs[name] = self._ortvalue("bind_ortvalue_output", name, ortvalue,
+                                             self._session.output_names)
 
     def clear_binding_inputs(self) -> None:
         self._inputs.clear()
