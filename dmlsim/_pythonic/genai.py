@@ -38,6 +38,7 @@ import numpy as np
 from .._api import public as dml
 from . import genai_search, onnx_model
 from .onnx_inference import InferenceSession, SessionOptions
+from .onnx_iobinding import OrtValue
 
 
 WHISPER_PROMPT = "<|startoftranscript|><|en|><|transcribe|><|notimestamps|>"
@@ -252,7 +253,8 @@ class Generator:
         if name not in self.outputs:
             _fail(dml.E_INVALIDARG, f"Generator.get_output: no output '{name}' "
                                     f"(outputs: {', '.join(self.outputs)})")
-        return self.outputs[name]
+        value = self.outputs[name]
+        return value.numpy() if isinstance(value, OrtValue) else value
 
     def is_done(self) -> bool:
         return self._done
@@ -276,7 +278,8 @@ class Generator:
         for layer in range(c.layers):
             for kind in ("key", "value"):
                 present = c.encoder_outputs[f"cross_present_{kind}_names"] % layer
-                self._kv[c.inputs[f"cross_past_{kind}_names"] % layer] = out[present]
+                self._kv[c.inputs[f"cross_past_{kind}_names"] % layer] = \
+                    OrtValue.ortvalue_from_numpy(out[present], "dml")  # read at every step
         self.outputs = out
 
     def _step(self, ids):
@@ -295,16 +298,29 @@ class Generator:
         feeds = step_feeds(self.model, ids, past, total, self._kv,
                            self.max_length if self.shared else 0)
         start = time.perf_counter()
-        results = self.model.session.run(None, feeds)
+        # The keys and values stay on the device from one step to the next (ORT's IOBinding,
+        # as onnxruntime-genai keeps them): only the tokens go in and the logits come out.
+        session = self.model.session
+        binding = session.io_binding()
+        for name, value in feeds.items():
+            if isinstance(value, OrtValue):
+                binding.bind_ortvalue_input(name, value)
+            else:
+                binding.bind_cpu_input(name, value)
+        kv = {c.outputs[f"present_{kind}_names"] % layer
+              for layer in range(c.layers) for kind in ("key", "value")}
+        for name in session.output_names:
+            binding.bind_output(name, "dml" if name in kv else "cpu")
+        session.run_with_iobinding(binding)
+        self.outputs = dict(zip(session.output_names, binding.get_outputs()))
+        logits = self.outputs[c.outputs["logits"]].numpy()
         phase = "prefill" if past == 0 else "decode"
         self.timings[phase][0] += n
         self.timings[phase][1] += time.perf_counter() - start
-        self.outputs = dict(zip(self.model.session.output_names, results))
         for layer in range(c.layers):
             for kind in ("key", "value"):
                 present = self.outputs[c.outputs[f"present_{kind}_names"] % layer]
                 self._kv[names[f"past_{kind}_names"] % layer] = present
-        logits = self.outputs[c.outputs["logits"]]
         self._logits = logits[:, -1].astype(np.float32)
         if self._pending is None:
             self.sequences = np.concatenate(
@@ -349,5 +365,6 @@ def step_feeds(model: Model, ids, past: int, total: int, kv: dict, kv_length: in
                                             "keys and values: set_inputs({'audio_features': "
                                             "...}) first")
                 feeds[cross % layer] = kv[cross % layer]
-    return {name: value.astype(model.dtypes.get(name, np.dtype(np.int64)), copy=False)
+    return {name: value if isinstance(value, OrtValue) else  # the last step's, on the device
+            value.astype(model.dtypes.get(name, np.dtype(np.int64)), copy=False)
             for name, value in feeds.items()}
