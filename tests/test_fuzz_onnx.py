@@ -11,6 +11,6 @@ def test_broken_models_raise_only_hresult_errors():
     spec = importlib.util.spec_from_file_location("fuzz_onnx", path)
     fuzz = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fuzz)
-    tally = fuzz.run(40, seed=11, progress=False)
-    assert tally["cases"] == 40 and tally["bad"] == [] and tally["hangs"] == []
+    tally = fuzz.run(28, seed=11, progress=False)
+    assert tally["cases"] == 28 and tally["bad"] == [] and tally["hangs"] == []
     assert tally["hresult"] > 10 and tally["ran"] > 10  # both kinds of outcome happen

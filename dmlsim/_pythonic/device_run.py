@@ -30,6 +30,13 @@ from .run import Prepared, _buffer, _recording
 words_of = dml.buffer_words  # uint32 words of a DEFAULT buffer of that many bytes
 
 
+def padded_words(a: np.ndarray) -> np.ndarray:
+    """The bytes of C-contiguous ``a`` as the uint32 words of a DEFAULT buffer holding them."""
+    raw = np.zeros(words_of(a.nbytes) * 4, np.uint8)
+    raw[:a.nbytes] = a.reshape(-1).view(np.uint8)
+    return raw.view(np.uint32)
+
+
 class DeviceTensor(NamedTuple):
     """A dense tensor's bytes on the device: ``words`` (1-D uint32, the bytes padded as a
     DEFAULT buffer pads them) holding ``shape`` elements of ``dtype``, packed."""
@@ -50,9 +57,8 @@ class DeviceTensor(NamedTuple):
     def put(array: np.ndarray, device) -> "DeviceTensor":
         """``array``'s bytes placed on ``device`` (one host-to-device transfer)."""
         a = np.ascontiguousarray(array)
-        raw = np.zeros(words_of(a.nbytes) * 4, np.uint8)
-        raw[:a.nbytes] = a.reshape(-1).view(np.uint8)
-        return DeviceTensor(jax.device_put(raw.view(np.uint32), device), a.shape, a.dtype)
+        return DeviceTensor(jax.device_put(padded_words(a), device), a.shape, a.dtype)
+
 
     def to_numpy(self) -> np.ndarray:
         """The values, on the host (waits for the work that computes them); a BOOL tensor's
@@ -123,14 +129,11 @@ class DeviceRun:
         self._cl, self._table = cl, table
 
     def __call__(self, values) -> list:
+        values = self._placed(values)
         for entry, value in zip(self._inputs, values):
             if entry is None:
                 continue
             buf, t, device = entry
-            if not isinstance(value, DeviceTensor) or not same_bytes(value.dtype, t.np_dtype):
-                host = value.to_numpy() if isinstance(value, DeviceTensor) else value
-                value = DeviceTensor.put(np.asarray(host).astype(t.np_dtype, copy=False),
-                                         device)
             words = value.words
             if device not in words.devices():  # another adapter's: moved over
                 words = jax.device_put(words, device)
@@ -147,3 +150,21 @@ class DeviceRun:
             raise dml.HResultError(removed, st["dml"].GetDeviceRemovedMessage())
         return [DeviceTensor(dml.resource_array(buf), tuple(t.sizes), t.np_dtype)
                 for buf, t in self._outputs]
+
+    def _placed(self, values) -> list:
+        """``values`` with every host array (or a device tensor of another type) placed on
+        the device in the slot's DML type: one transfer call for all of them."""
+        out, pending = list(values), []
+        for k, (entry, value) in enumerate(zip(self._inputs, values)):
+            if entry is None or (isinstance(value, DeviceTensor) and
+                                 same_bytes(value.dtype, entry[1].np_dtype)):
+                continue
+            host = value.to_numpy() if isinstance(value, DeviceTensor) else value
+            a = np.ascontiguousarray(np.asarray(host).astype(entry[1].np_dtype, copy=False))
+            pending.append((k, padded_words(a), a))
+        if pending:
+            device = self._inputs[pending[0][0]][2]
+            placed = jax.device_put([w for _, w, _ in pending], device)
+            for (k, _, a), words in zip(pending, placed):
+                out[k] = DeviceTensor(words, a.shape, a.dtype)
+        return out
