@@ -14,6 +14,7 @@ import jax
 import numpy as np
 
 from .._core.hresult import E_INVALIDARG, fail
+from .._core.memory import words_for
 from .d3d12 import HEAP_DEFAULT, ID3D12Resource
 
 __all__ = ["buffer_words", "resource_array", "set_resource_array", "lend_resource"]
@@ -23,7 +24,7 @@ def buffer_words(width) -> int:
     """The uint32 words holding a DEFAULT buffer of ``width`` bytes."""
     if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 0:
         fail(E_INVALIDARG, f"buffer_words: width is {width!r}; a byte count (0 or more)")
-    return max((int(width) + 7) // 8 * 8 // 4, 2)
+    return words_for(int(width))
 
 
 def _default(method, resource):
@@ -66,7 +67,6 @@ def lend_resource(resource) -> None:
     """Mark DEFAULT buffer ``resource``, before anything uses it, as one whose arrays are
     handed out (``resource_array``): no program updates it in place."""
     b = _default("lend_resource", resource)
-    if b.memory._array is not None or b.memory.segment() is not None:
+    if not b.memory.lend():
         fail(E_INVALIDARG, f"lend_resource: {b.label()} was used already; lend a buffer "
                            "before any work reads or writes it")
-    b.memory.lent = True

@@ -40,6 +40,12 @@ def unit(*values) -> int:
     return 1
 
 
+def words_for(width: int) -> int:
+    """The uint32 words of a DEFAULT buffer of ``width`` bytes: padded to 8 bytes, at least 2
+    words (so any element width can view it)."""
+    return max((int(width) + 7) // 8 * 8 // 4, 2)
+
+
 class Group:
     """The storages of several small DEFAULT buffers held as segments of one uint32 device
     array, as the compiled list that writes them all produces it (one program output, one
@@ -68,7 +74,7 @@ class DeviceMemory:
     def __init__(self, width: int, device=None):
         self.width = int(width)
         self.padded = (self.width + 7) // 8 * 8
-        self.words = max(self.padded // 4, 2)
+        self.words = words_for(self.width)
         self.device = device
         self._array = None  # zero-filled on first use
         self._segment = None  # (Group, first word) while a group holds this storage
@@ -106,6 +112,14 @@ class DeviceMemory:
         if seg is not None and seg[0] is not group:
             seg[0].intact = False
         self._segment, self._array, self._version = (group, start), None, -1
+
+    def lend(self) -> bool:
+        """Mark this storage ``lent`` (its arrays are handed out; no program donates them), if
+        nothing used it yet; False (and nothing changed) once something has."""
+        if self._array is not None or self._segment is not None:
+            return False
+        self.lent = True
+        return True
 
     def segment(self):
         """(Group, first word) if a group holds this storage, else None."""

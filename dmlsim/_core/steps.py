@@ -270,7 +270,7 @@ class Plan:
         self.key = (tuple(s.key for s in steps), tuple(m.words for m in mems), written,
                     packed, self.sealed, self.seal_outputs,
                     self.scalars if self.static else len(self.scalars),
-                    tuple(j for j in written if getattr(mems[j], "lent", False))) \
+                    tuple(j for j in written if mems[j].lent)) \
             if steps else None
         self.fn = None
         self.scalar_arg = None
@@ -390,7 +390,7 @@ def trace(plan: Plan) -> Callable:
         return result
 
     donate = tuple(k for k, j in enumerate(own)
-                   if j in plan.written and not getattr(plan.mems[j], "lent", False)) + \
+                   if j in plan.written and not plan.mems[j].lent) + \
         ((len(own),) if packed else ())
     return jax.jit(program, donate_argnums=donate, compiler_options=compiler_options(plan))
 

@@ -20,7 +20,6 @@ import math
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .._api import public as dml
@@ -59,7 +58,6 @@ class DeviceTensor(NamedTuple):
         a = np.ascontiguousarray(array)
         return DeviceTensor(jax.device_put(padded_words(a), device), a.shape, a.dtype)
 
-
     def to_numpy(self) -> np.ndarray:
         """The values, on the host (waits for the work that computes them); a BOOL tensor's
         bytes read as nonzero."""
@@ -73,13 +71,6 @@ def same_bytes(a: np.dtype, b: np.dtype) -> bool:
     """Whether tensors of types ``a`` and ``b`` store the same bytes for the same values (a
     BOOL is a UINT8 0 or 1 to DirectML)."""
     return a == b or {np.dtype(a), np.dtype(b)} == {np.dtype(np.bool_), np.dtype(np.uint8)}
-
-
-def _fit(words, n: int):
-    """``words`` as exactly ``n`` uint32 words (a new device array either way)."""
-    if words.shape[0] >= n:
-        return words[:n]
-    return jnp.pad(words, (0, n - words.shape[0]))
 
 
 class DeviceRun:
@@ -137,9 +128,6 @@ class DeviceRun:
             words = value.words
             if device not in words.devices():  # another adapter's: moved over
                 words = jax.device_put(words, device)
-            n = words_of(t.total_bytes)
-            if words.shape[0] != n:
-                words = _fit(words, n)
             dml.set_resource_array(buf, words)  # what the graph reads: no list writes it
         st = self.st  # queued, not waited for: synchronize_outputs (or reading) waits
         st["queue"].ExecuteCommandLists([self._cl])

@@ -21,7 +21,6 @@ import enum
 from typing import NamedTuple
 
 import numpy as np
-from onnx import helper
 
 from .._api import public as dml
 from . import onnx_model
@@ -361,7 +360,7 @@ class InferenceSession:
                 fail(dml.E_INVALIDARG, f"run: input '{spec.name}' cannot be read as "
                                        f"{onnx_model.type_string(spec.elem_type)}: {e}")
         if want is not None and a.dtype != want:
-            given = onnx_model.type_string(_elem_type(a.dtype))
+            given = onnx_model.type_string(onnx_model.elem_type_of(a.dtype))
             fail(dml.E_INVALIDARG, f"run: input '{spec.name}' has element type {given}; the "
                                    f"model expects {onnx_model.type_string(spec.elem_type)} "
                                    "(nothing is cast)")
@@ -432,8 +431,3 @@ def _host(value):
     return value.to_numpy() if isinstance(value, DeviceTensor) else value
 
 
-def _elem_type(dtype) -> int:
-    try:
-        return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    except (KeyError, TypeError, ValueError):
-        return 0

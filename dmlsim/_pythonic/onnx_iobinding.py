@@ -55,10 +55,7 @@ def _shape(method, shape) -> None:
 
 
 def _elem_type(method, dtype) -> int:
-    try:
-        t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    except (KeyError, TypeError, ValueError):
-        t = 0
+    t = onnx_model.elem_type_of(dtype)
     if not t:
         fail(dml.E_INVALIDARG, f"{method}: {dtype!r} is not an ONNX tensor element type")
     return t

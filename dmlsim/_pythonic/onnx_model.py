@@ -78,6 +78,14 @@ def type_string(elem_type: int) -> str:
     return f"tensor({name})"
 
 
+def elem_type_of(dtype) -> int:
+    """The ONNX TensorProto type of NumPy ``dtype``; 0 (UNDEFINED) for one ONNX lacks."""
+    try:
+        return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    except (KeyError, TypeError, ValueError):
+        return 0
+
+
 def np_dtype(type_str: str) -> np.dtype:
     """The NumPy dtype of an ORT type string ('tensor(float16)'): ``type_string``'s inverse."""
     name = type_str[len("tensor("):-1]
