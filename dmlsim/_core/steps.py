@@ -402,7 +402,11 @@ def compiler_options(plan: Plan) -> dict | None:
     faster than the program: a 1,000-dispatch list spent 13.2 of its 14.3 s of HLO passes there
     on the H200 (5.4 s in all without it, a 100-dispatch list 0.9 s instead of 2.1). The
     arithmetic is the same; only how kernels are grouped differs (the 1,000-dispatch list then
-    runs in 0.86 ms, not 0.18)."""
+    runs in 0.86 ms, not 0.18). A GPU program also launches its kernels one by one, not as
+    XLA's command buffers (CUDA graphs): a command buffer starts only once the host has
+    launched all of it, while single launches overlap with the kernels they follow. In one
+    H200 process, alternating, with the same bits: MiniLM FLOAT16 (half precision allowed)
+    2.26 -> 1.80 ms per bound run, FLOAT16 3.30 -> 3.07, FLOAT32 6.12 -> 5.86, resnet18 2-3%."""
     platform = getattr(plan.mems[0].device, "platform", "cpu") if plan.mems else None
     if platform == "cpu":
         options: dict = {}
@@ -410,9 +414,12 @@ def compiler_options(plan: Plan) -> dict | None:
             if isinstance(s, Dispatch):
                 options.update(s.dispatchable.cpu_compiler_options())
         return {k: v for k, v in options.items() if _cpu_option_known(k, v)} or None
-    if platform != "gpu" or plan.dispatches <= MANY_DISPATCHES:
+    if platform != "gpu":
         return None
-    return {"xla_disable_hlo_passes": "multi_output_fusion"}
+    options = {"xla_gpu_enable_command_buffer": ""}
+    if plan.dispatches > MANY_DISPATCHES:
+        options["xla_disable_hlo_passes"] = "multi_output_fusion"
+    return options
 
 
 @functools.lru_cache(maxsize=16)
