@@ -37,17 +37,20 @@ def correctly_rounded(fn):
     XLA on NVIDIA GPUs divides and takes square roots of float32 approximately (1 ULP off on
     an H200); computing in float64 and rounding once is exact for / and sqrt, since double
     rounding is innocuous when 53 >= 2 * 24 + 2. Needs jax_enable_x64 (dmlsim's default).
+
+    The widening and the rounding are :func:`_f32_to_f64` and :func:`_f64_to_f32`, whose
+    results are selects, not plain conversions, so the compilers cannot rewrite across them:
+    LLVM folds fptrunc(f64 op(fpext a, fpext b)) back into the approximate float32 op (on an
+    H200: 29% of quotients 1 ULP off), and fpext(fptrunc(v)) into v, so that a quotient by a
+    float32 quotient computed just before would use its float64 value (0.5 / float32(5 / 255)
+    gave 25.5 exactly, not 25.4999992 -> 25.499998). They are element-wise and fuse with
+    their neighbours; optimization barriers, which did the same before, made XLA on a GPU
+    run the widening, the operation and the rounding as three kernels over float64 tensors
+    (MiniLM FLOAT16: 0.7 of its 2.6 ms of kernels).
     """
     def wrapped(*args):
         if args[0].dtype == jnp.float32 and jax.config.jax_enable_x64:
-            # The barriers keep the compilers from rewriting across the widening and the
-            # rounding: LLVM folded fptrunc(f64 op) back into the approximate float32 op (on an
-            # H200: 29% of quotients 1 ULP off), and fpext(fptrunc(v)) into v, so that a
-            # quotient by a float32 quotient computed just before used its float64 value
-            # (0.5 / float32(5 / 255) gave 25.5 exactly, not 25.4999992 -> 25.499998).
-            wide = lax.optimization_barrier(tuple(a.astype(jnp.float64) for a in args))
-            narrow = lax.optimization_barrier(fn(*wide)).astype(jnp.float32)
-            return lax.optimization_barrier(narrow)
+            return _f64_to_f32(fn(*(_f32_to_f64(a) for a in args)))
         return fn(*args)
     return wrapped
 
