@@ -476,12 +476,11 @@ def execute_init(st, compiled, ins, arrays):
         items = [None] * len(placed)
         if total:
             up, buf = _buffer(d3d, total, 2), _buffer(d3d, total, 1)
-            data = np.zeros(total, np.uint8)
+            data = up.Map(0, None)  # written in place: the weights are copied once here
             for k, ((field, idx, t), a, at) in enumerate(zip(ins, arrays, placed)):
                 if at is not None:
                     store(data[at:at + t.total_bytes], t, a, slot_label(k, field, idx))
                     items[k] = dml.DML_BUFFER_BINDING(buf, at, t.total_bytes)
-            up.Map(0, None)[:total] = data
             up.Unmap(0, None)
             cl.CopyBufferRegion(buf, 0, up, 0, total)
         cl.ResourceBarrier([dml.CD3DX12_RESOURCE_BARRIER.UAV(None)])
