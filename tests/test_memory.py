@@ -144,6 +144,28 @@ def test_broadcast_zero_strides(shared_env):
     assert env.read(out).view(np.uint16).tolist() == [11, 12, 13, 9]  # 65535 + 10 wraps to 9
 
 
+def test_run_writes_and_reads_strided_tensors_at_their_element_positions():
+    """dmlsim.run places a strided input's values where its strides say and reads a strided
+    output back by them: transposed (a strided view of the buffer), padded rows, and zero
+    strides (a broadcast: several logical elements on one buffer element)."""
+    x = (np.arange(12, dtype=np.float32) * 1.5 - 4).reshape(3, 4)
+    cases = [([3, 4], [1, 3], [4, 1]),   # column-major input, row-major output
+             ([3, 4], [4, 1], [1, 3]),   # row-major input, column-major output
+             ([3, 4], [6, 1], [5, 1])]   # padded rows both ways
+    for sizes, in_strides, out_strides in cases:
+        desc = dml.operator_desc(
+            "ELEMENT_WISE_IDENTITY",
+            InputTensor=dml.tensor_desc(np.float32, sizes=sizes, strides=in_strides),
+            OutputTensor=dml.tensor_desc(np.float32, sizes=sizes, strides=out_strides))
+        np.testing.assert_array_equal(dml.run(desc, x), x)
+    row = np.float32([2.5, -0.0, np.inf, 7])
+    desc = dml.operator_desc(
+        "ELEMENT_WISE_IDENTITY",
+        InputTensor=dml.tensor_desc(np.float32, sizes=[3, 4], strides=[0, 1]),
+        OutputTensor=dml.tensor_desc(np.float32, sizes=[3, 4], strides=[1, 3]))
+    assert_bits_equal(dml.run(desc, np.broadcast_to(row, (3, 4))), np.stack([row] * 3))
+
+
 def test_binding_offsets_and_strided_window(shared_env):
     """The input is bound at Offset 16 and read through Strides {4, 1} (a 2x2 window of a
     4-wide matrix); the output is bound at Offset 48 of a pre-filled buffer: the bytes

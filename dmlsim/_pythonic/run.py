@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import math
 
 from typing import Any
 
@@ -197,13 +196,30 @@ def _physical_index(t):
     return _index(tuple(int(s) for s in t.sizes), tuple(int(s) for s in t.strides))
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def _index(sizes, strides):
     if strides == tuple(dtypes.packed_strides(sizes)):
         return None
     index = sum(np.indices(sizes)[d] * strides[d] for d in range(len(sizes)))
     index.setflags(write=False)
     return index
+
+
+def _strided(flat, t):
+    """Tensor ``t``'s elements in ``flat`` (its type's array over the buffer) as a strided
+    view, when its strides reach no element twice and stay inside ``flat``; else None. A
+    transposed weight is then written at memory speed: the index array of
+    :func:`_physical_index` (a scatter, and index arrays twice the weight's size) is for
+    broadcast and overlapping strides only."""
+    sizes, strides = tuple(int(s) for s in t.sizes), tuple(int(s) for s in t.strides)
+    reach = 1  # elements spanned by the dimensions of smaller strides
+    for stride, size in sorted((st, sz) for sz, st in zip(sizes, strides) if sz != 1):
+        if stride < reach:
+            return None
+        reach += stride * (size - 1)
+    if reach > flat.shape[0]:
+        return None
+    return np.lib.stride_tricks.as_strided(flat, sizes, [s * flat.itemsize for s in strides])
 
 
 def store(raw, t, values, slot="an input") -> None:
@@ -221,12 +237,12 @@ def store(raw, t, values, slot="an input") -> None:
     if dtypes.is_packed4(t.data_type):
         dtypes.host_write(raw, dtypes.nibble_indices(0, t.sizes, t.strides), v)
         return
-    flat, index = raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype), \
-        _physical_index(t)
-    if index is None:
-        flat[:v.size] = v.reshape(-1)
+    flat = raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype)
+    view = _strided(flat, t)
+    if view is not None:
+        view[...] = v
     else:
-        flat[index] = v
+        flat[_physical_index(t)] = v
 
 
 def slot_label(k, field, idx) -> str:
@@ -240,10 +256,9 @@ def load(raw, t) -> np.ndarray:
     if dtypes.is_packed4(t.data_type):
         return dtypes.host_read(raw, dtypes.nibble_indices(0, t.sizes, t.strides),
                                  t.data_type)
-    flat, index = raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype), \
-        _physical_index(t)
-    n = math.prod(t.sizes)
-    return flat[:n].reshape(t.sizes).copy() if index is None else flat[index].copy()
+    flat = raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype)
+    view = _strided(flat, t)
+    return (view if view is not None else flat[_physical_index(t)]).copy()
 
 
 def run(op_desc, *arrays, flags: int = 0) -> np.ndarray | list[np.ndarray]:
