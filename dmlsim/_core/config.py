@@ -45,6 +45,12 @@ class _Settings:
         mode = os.environ.get("DMLSIM_LIST_COMPILE", "1")
         self.list_compile = "0" if mode in ("0", "false", "False") else \
             "first" if mode == "first" else "1"
+        # DMLSIM_TYPED_WEIGHTS=0: whole-list programs read OWNED_BY_DML tensors out of the
+        # persistent resource's storage at every execution, as one-record programs do, instead
+        # of taking typed copies made once (steps.typed_views; the default: more device memory,
+        # no per-run copies of the weights).
+        self.typed_weights = os.environ.get("DMLSIM_TYPED_WEIGHTS", "1") not in (
+            "0", "false", "False")
         # dmlsim.trace() sets this to hook(queue, item, run) while it records; a queue checks
         # it once per item, so tracing off costs one `is not None` test per item.
         self.trace = None

@@ -258,10 +258,17 @@ def dispatch_steps(d, b, descs) -> bool:
             raise fault(f"{d.layout.name}: a descriptor it reads names {x.describe()}, on an "
                         "UPLOAD or READBACK heap; DirectML binds DEFAULT-heap buffers")
 
+    owned = []  # the views read from the persistent resource (OWNED_BY_DML inputs)
+    persistent = d.layout.split(descs)[3] if d.layout.persistent_size else None
+
     def view(desc, extra, spec):
-        return View(b.mem(desc.buffer.memory), desc.offset + extra, spec)
+        v = View(b.mem(desc.buffer.memory), desc.offset + extra, spec)
+        if desc is persistent and persistent is not None:
+            owned.append(v)
+        return v
     views_in, views_out = d.views(descs, view)
-    b.dispatch(d, views_in, views_out)
+    b.dispatch(d, views_in, views_out,
+               tuple(v is not None and v in owned for v in views_in) if owned else ())
     return True
 
 

@@ -82,6 +82,8 @@ class DeviceMemory:
         # lent: its arrays are handed out as they are (IOBinding's outputs), so no program
         # donates them; a program writing it makes a new array instead of updating in place
         self.lent = False
+        self._writes = 0      # storages assigned: with the group's version, ``stamp``
+        self.typed = None     # (stamp, {(byte offset, spec): typed array}): steps.typed_views
         self.host = False
 
     @property
@@ -104,6 +106,13 @@ class DeviceMemory:
             self._segment[0].intact = False
             self._segment = None
         self._array = value
+        self._writes += 1
+
+    def stamp(self) -> tuple:
+        """Equal stamps mean the same bytes: it changes whenever a storage is assigned or a
+        group takes this storage, and with the group's array while one holds it."""
+        seg = self._segment
+        return (self._writes, -1 if seg is None else seg[0].version)
 
     def join(self, group, start) -> None:
         """Let ``group``'s array hold this storage at word ``start`` (its bytes must be
@@ -112,6 +121,7 @@ class DeviceMemory:
         if seg is not None and seg[0] is not group:
             seg[0].intact = False
         self._segment, self._array, self._version = (group, start), None, -1
+        self._writes += 1
 
     def lend(self) -> bool:
         """Mark this storage ``lent`` (its arrays are handed out; no program donates them), if

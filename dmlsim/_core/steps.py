@@ -30,7 +30,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .dtypes import UNSIGNED_OF_SIZE
+from . import config
+from .dtypes import UNSIGNED_OF_SIZE, is_packed4
 from .memory import Group, convert, unit
 from .views import apply_dispatch, read_view, write_view
 
@@ -38,6 +39,7 @@ from .views import apply_dispatch, read_view, write_view
 # one output for all of them: JAX charges each array of a program), when it has several steps.
 GROUP_MAX_BYTES = 1 << 16
 MANY_DISPATCHES = 64  # past this many dispatches a GPU program skips multi-output fusion
+TYPED_VIEWS_PER_MEMORY = 4096  # typed copies one persistent resource keeps (typed_views)
 
 
 class View(NamedTuple):
@@ -55,6 +57,7 @@ class Env(NamedTuple):
     outs: list
     seal: Any
     seal_outputs: bool
+    typed: dict  # (memory, byte offset, spec) -> the typed view passed in (Plan.pins)
 
 
 # ---- steps ---------------------------------------------------------------------------------
@@ -118,22 +121,28 @@ class Readback(NamedTuple):
 
 class Dispatch(NamedTuple):
     """A compiled operator's or graph's work: read ``inputs``, run the kernel, write
-    ``outputs`` (views, or None for an unbound optional slot)."""
+    ``outputs`` (views, or None for an unbound optional slot). ``owned``: per input, whether
+    it is an OWNED_BY_DML tensor read from the persistent resource."""
     dispatchable: Any
     inputs: tuple
     outputs: tuple
+    owned: tuple = ()
 
     @property
     def key(self):
+        # An OWNED_BY_DML input's view names its spec: how the persistent resource keeps it
+        # (the operator's persistent_layout) is not part of the signature.
+        owned = self.owned or (False,) * len(self.inputs)
         return ("dispatch", self.dispatchable.signature,
-                tuple(None if v is None else v[:2] for v in self.inputs),
+                tuple(v if o else None if v is None else v[:2]
+                      for v, o in zip(self.inputs, owned)),
                 tuple(None if v is None else v[:2] for v in self.outputs))
 
     def apply(self, cur, env):
         d = self.dispatchable
         call = d.kernel_call if env.seal is None else d.kernel_with_seal(env.seal)
         apply_dispatch(cur, call, self.inputs, self.outputs,
-                       seal=env.seal if env.seal_outputs else None)
+                       seal=env.seal if env.seal_outputs else None, typed=env.typed)
 
 
 class Store(NamedTuple):
@@ -215,8 +224,8 @@ class Builder:
         self.scalars.extend(values)
         return at
 
-    def dispatch(self, dispatchable, inputs, outputs) -> None:
-        self.steps.append(Dispatch(dispatchable, tuple(inputs), tuple(outputs)))
+    def dispatch(self, dispatchable, inputs, outputs, owned=()) -> None:
+        self.steps.append(Dispatch(dispatchable, tuple(inputs), tuple(outputs), tuple(owned)))
         for v in outputs:
             if v is not None:
                 self.write(v.memory)
@@ -240,7 +249,7 @@ class Plan:
 
     __slots__ = ("mems", "steps", "written", "scalars", "uploads", "readbacks", "touched",
                  "after", "key", "fn", "packed", "starts", "own", "large", "group", "sealed",
-                 "scalar_arg", "simple", "eager", "static", "seal_outputs", "dispatches")
+                 "scalar_arg", "simple", "eager", "static", "seal_outputs", "dispatches", "pins")
 
     def __init__(self, b: Builder):
         mems, steps = tuple(b.mems), b.steps
@@ -256,7 +265,16 @@ class Plan:
             if len(steps) > 1 else ()
         self.packed = packed = packed if len(packed) >= 2 else ()
         self.starts = _starts(mems, packed)
-        self.own = tuple(j for j in range(len(mems)) if j not in packed)
+        # A whole list's OWNED_BY_DML reads from a persistent resource it does not write come
+        # in as typed arrays (typed_views), so the program does not copy each weight out of the
+        # storage at every execution; the storage itself comes in only if read otherwise.
+        self.pins = pins = _pins(steps, set(written), mems) \
+            if b.whole and config.settings.typed_weights else ()
+        raw = _raw_reads(steps, {View(j, o, t) for j, vs in pins for o, t in vs}) \
+            if pins else None
+        pinned = {j for j, _ in pins}
+        self.own = tuple(j for j in range(len(mems))
+                         if j not in packed and (j not in pinned or j in raw))
         self.large = tuple(j for j in written if j not in packed)
         self.group = Group() if packed else None
         self.touched = b.touched
@@ -270,14 +288,14 @@ class Plan:
         self.key = (tuple(s.key for s in steps), tuple(m.words for m in mems), written,
                     packed, self.sealed, self.seal_outputs,
                     self.scalars if self.static else len(self.scalars),
-                    tuple(j for j in written if mems[j].lent)) \
+                    tuple(j for j in written if mems[j].lent), pins) \
             if steps else None
         self.fn = None
         self.scalar_arg = None
         self.eager = False  # compile at the first execution (execute._whole)
         # storages in, storages out: the launch's short loop
         self.simple = not packed and not self.sealed and (not b.scalars or self.static) and \
-            not b.uploads and not b.readbacks
+            not b.uploads and not b.readbacks and not pins
 
     def launch(self, cache, touched: set) -> None:
         """Run the program (from the device's PlanCache, jitted now if it has none), store what
@@ -299,6 +317,8 @@ class Plan:
     def _args(self, cache):
         mems = self.mems
         args = [mems[j].array for j in self.own]
+        for j, views in self.pins:
+            args.extend(typed_views(mems[j], views, cache))
         group = self.group
         if group is not None:
             args.append(group.array if group.intact else self._gather(cache))
@@ -349,6 +369,65 @@ class Plan:
             mem.queue_write(off, arr)
 
 
+def _pins(steps, written: set, mems) -> tuple:
+    """((memory, ((byte offset, spec), ...)), ...): the OWNED_BY_DML views ``steps`` read from
+    device memories they do not write."""
+    found: dict = {}
+    for s in steps:
+        if isinstance(s, Dispatch) and s.owned:
+            for v, owned in zip(s.inputs, s.owned):
+                if owned and v.memory not in written and not mems[v.memory].host and \
+                        not is_packed4(v.spec.data_type):
+                    found.setdefault(v.memory, {})[(v.offset, v.spec)] = None
+    return tuple((j, tuple(views)) for j, views in sorted(found.items()))
+
+
+def _raw_reads(steps, pinned: set) -> set:
+    """The memories ``steps`` name other than through the ``pinned`` views."""
+    used: set = set()
+    for s in steps:
+        if isinstance(s, Dispatch):
+            used.update(v.memory for v in s.inputs if v is not None and v not in pinned)
+            used.update(v.memory for v in s.outputs if v is not None)
+        elif isinstance(s, Store):
+            used.update((s.src.memory, s.dst.memory))
+        elif isinstance(s, Copy):
+            used.update((s.dst, s.src))
+        elif isinstance(s, Upload):
+            used.add(s.dst)
+        else:
+            used.add(s.src)  # Readback
+    return used
+
+
+def typed_views(mem, views, cache) -> list:
+    """The typed arrays of ``views`` ((byte offset, spec) of device memory ``mem``): made once
+    by one program, then kept on the memory until its bytes change (``stamp``). The same bits
+    ``read_view`` reads, copied out once instead of at every execution."""
+    stamp = mem.stamp()
+    held = mem.typed
+    if held is None or held[0] != stamp:
+        held = mem.typed = (stamp, {})
+    got = held[1]
+    try:
+        return [got[v] for v in views]
+    except KeyError:
+        pass
+    missing = tuple(v for v in views if v not in got)
+    fn = cache.program(("typed views", mem.words, missing), lambda: _typed_program(missing))
+    if len(got) + len(missing) > TYPED_VIEWS_PER_MEMORY:
+        got.clear()
+    got.update(zip(missing, fn(mem.array)))
+    return [got[v] for v in views]
+
+
+def _typed_program(views):
+    @jax.jit
+    def typed(storage):
+        return tuple(read_view(storage, spec, offset) for offset, spec in views)
+    return typed
+
+
 def _starts(mems, packed):
     out, at = [], 0
     for j in packed:
@@ -364,7 +443,9 @@ def trace(plan: Plan) -> Callable:
     steps, packed, own, large = plan.steps, plan.packed, plan.own, plan.large
     n_mems, starts = len(plan.mems), plan.starts
     words = {j: plan.mems[j].words for j in packed}
-    n_in = len(own) + (1 if packed else 0)
+    pinned = tuple(View(j, o, t) for j, views in plan.pins for o, t in views)
+    n_own = len(own) + len(pinned)  # the storages, then the typed views
+    n_in = n_own + (1 if packed else 0)
     sealed, seal_outputs = plan.sealed, plan.seal_outputs
     has_scalars = bool(plan.scalars) and not plan.static
     static = plan.scalars if plan.static else None
@@ -376,12 +457,13 @@ def trace(plan: Plan) -> Callable:
         cur: list = [None] * n_mems
         for j, a in zip(own, args):
             cur[j] = a
+        typed = dict(zip(pinned, args[len(own):n_own]))
         if packed:
-            slab = args[len(own)]
+            slab = args[n_own]
             for j, at in zip(packed, starts):
                 cur[j] = lax.slice(slab, (at,), (at + words[j],))
-        reps = [c.dtype for c in cur]
-        env = Env(scalars, tuple(rest), [], zero, seal_outputs)
+        reps = [None if c is None else c.dtype for c in cur]
+        env = Env(scalars, tuple(rest), [], zero, seal_outputs, typed)
         for step in steps:
             step.apply(cur, env)
         result = tuple(convert(cur[j], reps[j]) for j in large) + tuple(env.outs)
@@ -391,7 +473,7 @@ def trace(plan: Plan) -> Callable:
 
     donate = tuple(k for k, j in enumerate(own)
                    if j in plan.written and not plan.mems[j].lent) + \
-        ((len(own),) if packed else ())
+        ((n_own,) if packed else ())
     return jax.jit(program, donate_argnums=donate, compiler_options=compiler_options(plan))
 
 

@@ -122,12 +122,14 @@ def write_view(storage, t: TensorSpec, byte_offset: int, value):
     return u.at[idx.reshape(-1)].set(bits.reshape(-1), mode="drop")
 
 
-def apply_dispatch(cur, kernel_call, in_views, out_views, seal=None) -> None:
+def apply_dispatch(cur, kernel_call, in_views, out_views, seal=None, typed=None) -> None:
     """One dispatch inside a traced program: read ``in_views`` from the storages ``cur`` (a
     list, updated in place), run the kernel, write ``out_views``. Views are None or
     (storage index, byte offset, spec). ``seal`` (a traced zero) is XORed into the stored
-    bits; see :func:`sealed`."""
-    inputs = [None if v is None else read_view(cur[v[0]], v[2], v[1]) for v in in_views]
+    bits; see :func:`sealed`. ``typed``: views already read, by (index, offset, spec)."""
+    inputs = [None if v is None else
+              typed[v] if typed and v in typed else read_view(cur[v[0]], v[2], v[1])
+              for v in in_views]
     outputs = kernel_call(inputs)
     for v, value in zip(out_views, outputs):
         if v is None or value is None:
