@@ -1,0 +1,73 @@
+"""Whole-list programs read OWNED_BY_DML weights as typed arrays made once per content of the
+persistent resource (``steps.typed_views``), not sliced out of its uint32 storage at every
+execution; ``DMLSIM_TYPED_WEIGHTS=0`` (``config.settings.typed_weights``) keeps the slicing.
+Both give the same bits, and a typed copy follows the persistent resource's bytes."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+import dmlsim as dml
+import dmlsim.onnx as donnx
+from dmlsim._core import config, steps
+from dmlsim._core.memory import DeviceMemory
+from dmlsim._core.plancache import PlanCache
+from dmlsim._core.tensor import TensorSpec
+
+
+def _model(w, b):
+    """y = relu(x @ W + B) with W and B initializers (OWNED_BY_DML in a session)."""
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["m"]), helper.make_node("Add", ["m", "B"], ["s"]),
+         helper.make_node("Relu", ["s"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", w.shape[0]])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", w.shape[1]])],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_a_session_reads_its_weights_as_typed_arrays_with_the_same_bits(monkeypatch):
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((24, 40)).astype(np.float32)
+    b = rng.standard_normal(40).astype(np.float32)
+    x = rng.standard_normal((5, 24)).astype(np.float32)
+    calls = []
+    real = steps.typed_views
+    monkeypatch.setattr(steps, "typed_views", lambda *a: calls.append(a[1]) or real(*a))
+    got = {}
+    for typed in (True, False):
+        monkeypatch.setattr(config.settings, "typed_weights", typed)
+        session = donnx.InferenceSession(_model(w, b))
+        before = len(calls)
+        got[typed] = [session.run(None, {"x": x})[0] for _ in range(3)]
+        assert (len(calls) > before) == typed  # off: no typed views at all
+    # each run of the typed session asked for the weights' views: W and B, nothing else
+    assert {len(views) for views in calls} == {2}
+    want = np.maximum(x.astype(np.float64) @ w + b, 0)
+    for typed, runs in got.items():
+        for y in runs:
+            np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+            assert y.view(np.uint32).tolist() == got[False][0].view(np.uint32).tolist()
+
+
+def test_typed_views_follow_the_persistent_resource_bytes():
+    """A typed copy is made once per content (``DeviceMemory.stamp``): asked again for the
+    same bytes it is the same array; after the storage is written, a new copy."""
+    mem = DeviceMemory(64)
+    spec = TensorSpec(dml.DML_TENSOR_DATA_TYPE_FLOAT32, (2, 3), None, 0, 24)
+    half = TensorSpec(dml.DML_TENSOR_DATA_TYPE_FLOAT16, (4,), None, 0, 8)
+    first = np.arange(16, dtype=np.float32)
+    mem.array = jnp.asarray(first.view(np.uint32))
+    cache = PlanCache()
+    views = ((8, spec), (32, half))
+    a, h = steps.typed_views(mem, views, cache)
+    assert np.asarray(a).tolist() == first[2:8].reshape(2, 3).tolist()
+    assert np.asarray(h).view(np.uint16).tolist() == \
+        first[8:10].view(np.uint16).tolist()
+    again = steps.typed_views(mem, views, cache)
+    assert again[0] is a and again[1] is h and cache.counts["traced"] == 1
+    second = -first
+    mem.array = jnp.asarray(second.view(np.uint32))
+    (a2,) = steps.typed_views(mem, views[:1], cache)
+    assert a2 is not a and np.asarray(a2).tolist() == second[2:8].reshape(2, 3).tolist()
