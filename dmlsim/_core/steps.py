@@ -40,6 +40,9 @@ from .views import apply_dispatch, read_view, write_view
 GROUP_MAX_BYTES = 1 << 16
 MANY_DISPATCHES = 64  # past this many dispatches a GPU program skips multi-output fusion
 TYPED_VIEWS_PER_MEMORY = 4096  # typed copies one persistent resource keeps (typed_views)
+# OWNED_BY_DML tensors smaller than this stay slices of the storage: copying one costs
+# microseconds per run, less than the typed copies' program costs to compile once
+TYPED_MIN_BYTES = 1 << 16
 
 
 class View(NamedTuple):
@@ -370,14 +373,15 @@ class Plan:
 
 
 def _pins(steps, written: set, mems) -> tuple:
-    """((memory, ((byte offset, spec), ...)), ...): the OWNED_BY_DML views ``steps`` read from
-    device memories they do not write."""
+    """((memory, ((byte offset, spec), ...)), ...): the OWNED_BY_DML views of at least
+    TYPED_MIN_BYTES that ``steps`` read from device memories they do not write."""
     found: dict = {}
     for s in steps:
         if isinstance(s, Dispatch) and s.owned:
             for v, owned in zip(s.inputs, s.owned):
                 if owned and v.memory not in written and not mems[v.memory].host and \
-                        not is_packed4(v.spec.data_type):
+                        not is_packed4(v.spec.data_type) and \
+                        v.spec.total_bytes >= TYPED_MIN_BYTES:
                     found.setdefault(v.memory, {})[(v.offset, v.spec)] = None
     return tuple((j, tuple(views)) for j, views in sorted(found.items()))
 
