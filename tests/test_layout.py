@@ -258,6 +258,8 @@ ALLOWED_STATE = {
     ("resources", "_heap_ids"): "descriptor heap handles: process-unique; holds nothing",
     ("steps", "@functools.lru_cache(maxsize=16) _cpu_option_known"):
         "whether the installed jaxlib takes an XLA option: a fact of the process, bounded",
+    ("steps", "@functools.lru_cache(maxsize=64) _typed_program"):
+        "the typed-weights reader of a set of views: a pure function of them, bounded",
 }
 _MUTATORS = {"append", "add", "update", "pop", "clear", "setdefault", "discard", "remove",
              "extend", "insert", "popitem", "move_to_end"}

@@ -425,7 +425,10 @@ def typed_views(mem, views, cache) -> list:
     return [got[v] for v in views]
 
 
+@functools.lru_cache(maxsize=64)
 def _typed_program(views):
+    """The jitted reader of ``views``, one per set of views in the process: JAX then keeps
+    its compilation, so each new session or device on the same model compiles nothing."""
     @jax.jit
     def typed(storage):
         return tuple(read_view(storage, spec, offset) for offset, spec in views)
