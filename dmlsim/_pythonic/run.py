@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 
 from typing import Any
 
@@ -210,8 +211,10 @@ def _strided(flat, t):
     view, when its strides reach no element twice and stay inside ``flat``; else None. A
     transposed weight is then written at memory speed: the index array of
     :func:`_physical_index` (a scatter, and index arrays twice the weight's size) is for
-    broadcast and overlapping strides only."""
+    broadcast and overlapping strides only. A packed tensor is the buffer's first elements."""
     sizes, strides = tuple(int(s) for s in t.sizes), tuple(int(s) for s in t.strides)
+    if strides == tuple(dtypes.packed_strides(sizes)):
+        return flat[:math.prod(sizes)].reshape(sizes)
     reach = 1  # elements spanned by the dimensions of smaller strides
     for stride, size in sorted((st, sz) for sz, st in zip(sizes, strides) if sz != 1):
         if stride < reach:
