@@ -179,9 +179,9 @@ def test_large_cpu_convolutions_run_as_xlas_own(monkeypatch):
     """A CPU program with a CONVOLUTION of at least 2^29 products compiles with YNNPACK's
     convolution fusion off (``_conv_math.cpu_options``: XLA's own convolutions use every core,
     YNNPACK's one) and its other library fusions (dots, reductions) kept; a smaller one compiles
-    as XLA's default. Both through one operator and through a compiled graph (an ONNX Conv),
-    and the large one's values stay within the convolution's error bound of a float64
-    reference."""
+    as XLA's default (a GPU program takes none of these). Both through one operator and through
+    a compiled graph (an ONNX Conv), and the large one's values stay within the convolution's
+    error bound of a float64 reference."""
     import onnx
     from onnx import TensorProto, helper
 
@@ -222,6 +222,6 @@ def test_large_cpu_convolutions_run_as_xlas_own(monkeypatch):
             assert np.all(np.abs(z[:, :8] - want) <= bound)
     if jax.default_backend() == "cpu":
         assert results[2] and all(o == CPU_OPTIONS for o in results[2])  # operator and graph
-    else:  # a GPU's programs take no CPU options
-        assert results[2] == []
-    assert results[1] == []
+        assert results[1] == []
+    else:  # a GPU's programs take the GPU's options (steps.compiler_options), none of the CPU's
+        assert results[1] and all(not set(o) & set(CPU_OPTIONS) for o in results[1] + results[2])
