@@ -226,6 +226,22 @@ def interleaved(fns, repeats):
     return best
 
 
+def interleaved_median(fns, rounds=9, per_round=5):
+    """Median time per call of each of ``fns`` (a dict), timed in alternating rounds of
+    ``per_round`` calls each (after a warm-up each), so that a shared machine's changing load
+    falls on all of them alike: the ratios of one run compare like with like."""
+    for f in fns.values():
+        f()
+    times = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(per_round):
+                f()
+            times[k].append((time.perf_counter() - t0) / per_round)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def raw_chain(f, x, c, n_dispatch, n_runs):
     """``n_runs`` times the chain v <- f(v, c), ``n_dispatch`` raw jitted calls from ``x``."""
     for _ in range(n_runs):

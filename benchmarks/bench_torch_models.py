@@ -9,10 +9,13 @@ outputs left there, the run waited for, which is what PyTorch's timing measures)
 PyTorch eager (TF32 off, so FLOAT32 is float32 on both sides) and
 ``torch.compile``, side by side in one process; the FLOAT16 rows run the model converted to
 half on both sides (dmlsim with and without ALLOW_HALF_PRECISION_COMPUTATION). Outputs are
-compared before timing. Needs torch, torchvision and onnx (the H200 machines have them).
+compared before timing; then all of a model's contenders (PyTorch eager, torch.compile, each
+session's ``run`` and IOBinding run) are timed in alternating rounds of 5 calls, and each
+contender's median round is reported, so that a shared machine's changing load falls on all
+of them alike. Needs torch, torchvision and onnx (the H200 machines have them).
 
     python benchmarks/bench_torch_models.py [--batch 8] [--minilm 32x128] [--models resnet18,minilm]
-                                            [--json out.json]
+                                            [--rounds 9] [--json out.json]
 """
 from __future__ import annotations
 
@@ -26,11 +29,7 @@ import torchvision
 import _minilm
 import dmlsim as dml
 import dmlsim.onnx as donnx
-from _rig import best_of, machine, print_table, write_json
-
-
-def _median_ms(fn, n=30):
-    return 1e3 * best_of(fn, n)[1]  # (min, median) after a warm-up
+from _rig import interleaved_median, machine, print_table, write_json
 
 
 def _resnet18(dtype, batch):
@@ -52,6 +51,8 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=8, help="resnet18's batch")
     ap.add_argument("--minilm", default="32x128", help="MiniLM's batch x sequence")
     ap.add_argument("--models", default="resnet18,minilm")
+    ap.add_argument("--rounds", type=int, default=9,
+                    help="alternating rounds of 5 calls per contender (the median is reported)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -80,14 +81,13 @@ def main(argv=None):
             want = eager().float().cpu().numpy()
             flag_sets = [0] if dtype == torch.float32 else \
                 [0, dml.DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION]
-            t_eager, t_comp = _median_ms(eager), _median_ms(comp)
+            sessions, timed_fns = [], {"eager": eager, "compile": comp}
             for flags in flag_sets:
                 opts = donnx.SessionOptions()
                 opts.execution_flags = flags
                 session = donnx.InferenceSession(onnx_bytes, opts)
                 got = session.run(None, feeds)[0].astype(np.float32)
                 err = float(np.abs(got - want).max() / max(1.0, np.abs(want).max()))
-                t_d = _median_ms(lambda: session.run(None, feeds))
                 # ORT's IOBinding, as PyTorch's timing runs: inputs already on the device, the
                 # outputs left there, the run waited for
                 binding = session.io_binding()
@@ -96,14 +96,21 @@ def main(argv=None):
                 for n in session.output_names:
                     binding.bind_output(n, "dml")
 
-                def bound():
+                def bound(session=session, binding=binding):
                     session.run_with_iobinding(binding)
                     binding.synchronize_outputs()
                 bound()
                 io_err = float(np.abs(binding.copy_outputs_to_cpu()[0].astype(np.float32) -
                                       got).max())
                 assert io_err == 0.0, "IOBinding's result differs from run's"
-                t_io = _median_ms(bound)
+                timed_fns[("run", flags)] = lambda s=session: s.run(None, feeds)
+                timed_fns[("bound", flags)] = bound
+                sessions.append((flags, err))
+            # all of one model's contenders timed in alternating rounds (the machines are shared)
+            t = {k: 1e3 * v for k, v in interleaved_median(timed_fns, args.rounds).items()}
+            t_eager, t_comp = t["eager"], t["compile"]
+            for flags, err in sessions:
+                t_d, t_io = t[("run", flags)], t[("bound", flags)]
                 rows.append({"model": name, "size": sizes[name],
                              "dtype": str(dtype).split(".")[-1], "flags": flags,
                              "dmlsim_ms": t_d, "iobinding_ms": t_io, "eager_ms": t_eager,
