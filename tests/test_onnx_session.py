@@ -120,6 +120,30 @@ def test_the_plan_cache_is_bounded_and_a_cached_shape_compiles_nothing():
     assert rss[50] - rss[35] < 12, rss
 
 
+def test_a_broadcast_initializer_is_bound_at_its_own_size():
+    """An initializer an element-wise node broadcasts is one OWNED_BY_DML input read through
+    zero strides, as ONNX Runtime's DML provider binds it: the persistent resource holds B's
+    384 floats at every length of x (a copy per row of x made it grow with the sequence), and
+    the sum is float32's own, bit for bit."""
+    b = (np.arange(384, dtype=np.float32) - 100) / 7
+    g = helper.make_graph([helper.make_node("Add", ["x", "B"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 384])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 384])],
+                          [numpy_helper.from_array(b, "B")])
+    session = donnx.InferenceSession(
+        helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    rng = np.random.default_rng(3)
+    for n in (1, 1000):
+        x = rng.standard_normal((n, 384)).astype(np.float32)
+        (y,) = session.run(None, {"x": x})
+        assert y.view(np.uint32).tolist() == (x + b).view(np.uint32).tolist()
+        plan = session.last_plan
+        assert plan.compiled.GetBindingProperties().PersistentResourceSize == 384 * 4
+        owned = [(t.sizes, t.strides, t.total_bytes) for _, _, t in plan._ins
+                 if t is not None and t.owned_by_dml]
+        assert owned == [((n, 384), (0 if n > 1 else 384, 1), 384 * 4)]
+
+
 def test_values_a_desc_needs_are_read_from_the_feeds_and_key_the_plan():
     """A Reshape whose target is a graph input: read on the CPU, as the DML provider reads
     it; each value gets its own plan."""

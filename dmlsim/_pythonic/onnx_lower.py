@@ -208,6 +208,25 @@ class Lowering:
             self.owned.append((index, data))
         return v.expr
 
+    def _strided_input(self, v: Value, sizes, strides, name):
+        """An OWNED_BY_DML input reading constant ``v``'s elements through ``strides`` (a
+        broadcast bias stays its own size, as ONNX Runtime's DML provider binds it)."""
+        flat = np.ascontiguousarray(v.const.astype(np.uint8) if v.dtype == np.bool_
+                                    else v.const).reshape(-1)
+        sizes, strides = [int(n) for n in sizes], [int(t) for t in strides]
+        reach = 1 + sum((n - 1) * t for n, t in zip(sizes, strides))
+        if reach > flat.size:
+            fail(dml.E_INVALIDARG, f"value '{name}': sizes {sizes} with strides {strides} reach "
+                                   f"element {reach - 1} of a {flat.size}-element tensor")
+        dtype = dml_type(v.dtype)
+        total = dml.DMLCalcBufferTensorSize(dtype, len(sizes), sizes, strides)
+        index = self.next_index
+        self.next_index += 1
+        desc = G.TensorDesc.raw(dtype, dml.DML_TENSOR_FLAG_OWNED_BY_DML, sizes, strides, total)
+        self.owned.append((index, np.lib.stride_tricks.as_strided(
+            flat, tuple(sizes), tuple(t * flat.itemsize for t in strides), writeable=False)))
+        return G.InputTensor(self.graph, index, desc)
+
     def _constant_node(self, v: Value) -> bool:
         """Whether constant ``v`` is a CONSTANT node (its views are reinterpretations)."""
         return v.const is not None and self.constant_nodes and dml.DMLCalcBufferTensorSize(
@@ -513,24 +532,16 @@ class Lowering:
     def view(self, v: Value, sizes, strides=None, name="value"):
         """``v``'s tensor read with other sizes (same bytes; packed unless ``strides``). A
         constant gets its own OWNED_BY_DML input per view (dmlsim stores an OWNED_BY_DML
-        input once, so its consumers must agree on its desc), broadcast data materialized."""
+        input once, so its consumers must agree on its desc): reshaped data for other sizes,
+        the constant's own elements read through ``strides`` (a broadcast) otherwise."""
         if v.const is not None and (list(sizes) != sizes_of(v.shape) or strides is not None) \
                 and not self._constant_node(v):
             key = (id(v), tuple(sizes), None if strides is None else tuple(strides))
-            if key not in self.const_views:
-                flat = np.ascontiguousarray(v.const).reshape(-1)
-                reach = 1 + sum((int(n) - 1) * int(t) for n, t in zip(sizes, strides or ()))
-                if strides is not None and reach > flat.size:
-                    fail(dml.E_INVALIDARG, f"value '{name}': sizes {list(sizes)} with strides "
-                                           f"{list(strides)} reach element {reach - 1} of a "
-                                           f"{flat.size}-element tensor")
-                data = flat.reshape(sizes) if strides is None else \
-                    np.lib.stride_tricks.as_strided(
-                        flat, shape=tuple(sizes),
-                        strides=tuple(int(t) * flat.itemsize for t in strides))
-                self.const_views[key] = (v, Value(tuple(sizes), v.dtype,
-                                                  np.ascontiguousarray(data)))
-            return self.tensor(self.const_views[key][1], name)
+            if key not in self.const_views:  # v held too: its id stays unique
+                self.const_views[key] = (v, self.tensor(Value(
+                    tuple(sizes), v.dtype, np.ascontiguousarray(v.const).reshape(sizes)), name)
+                    if strides is None else self._strided_input(v, sizes, strides, name))
+            return self.const_views[key][1]
         e = self.tensor(v, name)
         if list(e.GetOutputDesc().sizes) == list(sizes) and strides is None and \
                 e.GetOutputDesc().strides is None:

@@ -206,13 +206,14 @@ def _index(sizes, strides):
     return index
 
 
-def _strided(flat, t):
-    """Tensor ``t``'s elements in ``flat`` (its type's array over the buffer) as a strided
-    view, when its strides reach no element twice and stay inside ``flat``; else None. A
+def _strided(flat, sizes, strides):
+    """The elements of a tensor of ``sizes`` and ``strides`` in ``flat`` (its type's array over
+    the buffer) as a strided view, when the strides reach no element twice and stay inside
+    ``flat``; else None. A
     transposed weight is then written at memory speed: the index array of
     :func:`_physical_index` (a scatter, and index arrays twice the weight's size) is for
-    broadcast and overlapping strides only. A packed tensor is the buffer's first elements."""
-    sizes, strides = tuple(int(s) for s in t.sizes), tuple(int(s) for s in t.strides)
+    overlapping strides only. A packed tensor is the buffer's first elements."""
+    sizes, strides = tuple(int(s) for s in sizes), tuple(int(s) for s in strides)
     if strides == tuple(dtypes.packed_strides(sizes)):
         return flat[:math.prod(sizes)].reshape(sizes)
     reach = 1  # elements spanned by the dimensions of smaller strides
@@ -241,7 +242,12 @@ def store(raw, t, values, slot="an input") -> None:
         dtypes.host_write(raw, dtypes.nibble_indices(0, t.sizes, t.strides), v)
         return
     flat = raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype)
-    view = _strided(flat, t)
+    sizes = t.sizes
+    spread = [int(n) > 1 and int(st) == 0 for n, st in zip(t.sizes, t.strides)]
+    if any(spread):  # a broadcast dimension's elements share one position: the last one's
+        v = v[tuple(slice(-1, None) if b else slice(None) for b in spread)]
+        sizes = tuple(1 if b else n for b, n in zip(spread, t.sizes))
+    view = _strided(flat, sizes, t.strides)
     if view is not None:
         view[...] = v
     else:
@@ -260,7 +266,7 @@ def load(raw, t) -> np.ndarray:
         return dtypes.host_read(raw, dtypes.nibble_indices(0, t.sizes, t.strides),
                                  t.data_type)
     flat = raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype)
-    view = _strided(flat, t)
+    view = _strided(flat, t.sizes, t.strides)
     return (view if view is not None else flat[_physical_index(t)]).copy()
 
 
@@ -406,8 +412,9 @@ class Prepared:
 
     def __init__(self, st, compiled, ins, outs, owned):
         self.st, self.compiled, self.ins, self.outs = st, compiled, ins, outs
-        for _, _, t in list(ins) + list(outs):
-            if t is not None and t.strides != dtypes.packed_strides(t.sizes):
+        for _, _, t in list(ins) + list(outs):  # OWNED_BY_DML weights are written once
+            if t is not None and not t.owned_by_dml and \
+                    t.strides != dtypes.packed_strides(t.sizes):
                 raise TypeError("Prepared: inputs and outputs must be packed tensors")
         d3d, dev = st["d3d"], st["dml"]
         init_arrays = [owned.get(i) if t is not None and t.owned_by_dml else None
