@@ -260,6 +260,8 @@ ALLOWED_STATE = {
         "whether the installed jaxlib takes an XLA option: a fact of the process, bounded",
     ("steps", "@functools.lru_cache(maxsize=64) _typed_program"):
         "the typed-weights reader of a set of views: a pure function of them, bounded",
+    ("steps", "@functools.lru_cache(maxsize=64) _typed_reader"):
+        "the typed-weights reader of one view shape: a pure function of it, bounded",
 }
 _MUTATORS = {"append", "add", "update", "pop", "clear", "setdefault", "discard", "remove",
              "extend", "insert", "popitem", "move_to_end"}

@@ -53,20 +53,29 @@ def test_a_session_reads_its_weights_as_typed_arrays_with_the_same_bits(monkeypa
 
 def test_typed_views_follow_the_persistent_resource_bytes():
     """A typed copy is made once per content (``DeviceMemory.stamp``): asked again for the
-    same bytes it is the same array; after the storage is written, a new copy."""
+    same bytes it is the same array; after the storage is written, a new copy. Views of a
+    shape that recurs share one reader, whatever their offsets."""
     mem = DeviceMemory(64)
     spec = TensorSpec(dml.DML_TENSOR_DATA_TYPE_FLOAT32, (2, 3), None, 0, 24)
     half = TensorSpec(dml.DML_TENSOR_DATA_TYPE_FLOAT16, (4,), None, 0, 8)
     first = np.arange(16, dtype=np.float32)
     mem.array = jnp.asarray(first.view(np.uint32))
     cache = PlanCache()
-    views = ((8, spec), (32, half))
-    a, h = steps.typed_views(mem, views, cache)
+    small = TensorSpec(dml.DML_TENSOR_DATA_TYPE_FLOAT32, (2,), None, 0, 8)
+    views = ((8, spec), (32, half), (50, half), (40, small), (48, small), (56, small))
+    got = steps.typed_views(mem, views, cache)
+    a, h, h50 = got[:3]
     assert np.asarray(a).tolist() == first[2:8].reshape(2, 3).tolist()
     assert np.asarray(h).view(np.uint16).tolist() == \
         first[8:10].view(np.uint16).tolist()
+    assert np.asarray(h50).view(np.uint16).tolist() == \
+        first.view(np.uint16)[25:29].tolist()  # a half word in
+    assert [np.asarray(g).tolist() for g in got[3:]] == \
+        [first[10:12].tolist(), first[12:14].tolist(), first[14:16].tolist()]
     again = steps.typed_views(mem, views, cache)
-    assert again[0] is a and again[1] is h and cache.counts["traced"] == 1
+    # two programs: one reader for the shape that recurs 3 times (SHARED_READER_VIEWS), its
+    # offset an argument, and one for the others, their offsets constants
+    assert all(x is y for x, y in zip(again, got)) and cache.counts["traced"] == 2
     second = -first
     mem.array = jnp.asarray(second.view(np.uint32))
     (a2,) = steps.typed_views(mem, views[:1], cache)
