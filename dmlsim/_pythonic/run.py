@@ -209,10 +209,10 @@ def _index(sizes, strides):
 def _strided(flat, sizes, strides):
     """The elements of a tensor of ``sizes`` and ``strides`` in ``flat`` (its type's array over
     the buffer) as a strided view, when the strides reach no element twice and stay inside
-    ``flat``; else None. A
-    transposed weight is then written at memory speed: the index array of
-    :func:`_physical_index` (a scatter, and index arrays twice the weight's size) is for
-    overlapping strides only. A packed tensor is the buffer's first elements."""
+    ``flat``; else None. A transposed weight is then written at memory speed: the index array
+    of :func:`_physical_index` (a scatter, and index arrays twice the weight's size) is for
+    overlapping strides only (``store`` writes a broadcast tensor's core through this view). A
+    packed tensor is the buffer's first elements."""
     sizes, strides = tuple(int(s) for s in sizes), tuple(int(s) for s in strides)
     if strides == tuple(dtypes.packed_strides(sizes)):
         return flat[:math.prod(sizes)].reshape(sizes)
