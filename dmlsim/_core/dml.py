@@ -152,7 +152,7 @@ class Dispatchable:
         """Append one execution's steps to builder ``b``; see Record.build."""
         raise NotImplementedError
 
-    def kernel_with_seal(self, seal):
+    def kernel_with_seal(self, seal, shared=False):
         """The traced function of one execution inside a whole-list program; ``seal`` is the
         program's runtime zero (a compiled graph seals its own nodes with it)."""
         return self.kernel_call

@@ -64,6 +64,7 @@ class Env(NamedTuple):
     seal: Any
     seal_outputs: bool
     typed: dict  # (memory, byte offset, spec) -> the typed view passed in (Plan.pins)
+    shared: bool = False  # a CPU program: results read twice get views.sealed_shared
 
 
 # ---- steps ---------------------------------------------------------------------------------
@@ -146,7 +147,7 @@ class Dispatch(NamedTuple):
 
     def apply(self, cur, env):
         d = self.dispatchable
-        call = d.kernel_call if env.seal is None else d.kernel_with_seal(env.seal)
+        call = d.kernel_call if env.seal is None else d.kernel_with_seal(env.seal, env.shared)
         apply_dispatch(cur, call, self.inputs, self.outputs,
                        seal=env.seal if env.seal_outputs else None, typed=env.typed)
 
@@ -496,6 +497,7 @@ def trace(plan: Plan) -> Callable:
     sealed, seal_outputs = plan.sealed, plan.seal_outputs
     has_scalars = bool(plan.scalars) and not plan.static
     static = plan.scalars if plan.static else None
+    on_cpu = _platform(plan) == "cpu"
 
     def program(*args):
         rest = list(args[n_in:])
@@ -510,7 +512,7 @@ def trace(plan: Plan) -> Callable:
             for j, at in zip(packed, starts):
                 cur[j] = lax.slice(slab, (at,), (at + words[j],))
         reps = [None if c is None else c.dtype for c in cur]
-        env = Env(scalars, tuple(rest), [], zero, seal_outputs, typed)
+        env = Env(scalars, tuple(rest), [], zero, seal_outputs, typed, on_cpu)
         for step in steps:
             step.apply(cur, env)
         result = tuple(convert(cur[j], reps[j]) for j in large) + tuple(env.outs)
@@ -540,7 +542,7 @@ def compiler_options(plan: Plan) -> dict | None:
     showed cuDNN converting layouts 67 times a run around convolutions left in NCHW): resnet18
     b8 FLOAT16 1.77 -> 1.64 ms, with half precision allowed 1.34 -> 1.18 (alternating, same
     bits), FLOAT32 within 1%."""
-    platform = getattr(plan.mems[0].device, "platform", "cpu") if plan.mems else None
+    platform = _platform(plan)
     if platform == "cpu":
         options: dict = {}
         for s in plan.steps:
@@ -553,6 +555,11 @@ def compiler_options(plan: Plan) -> dict | None:
     if plan.dispatches > MANY_DISPATCHES:
         options["xla_disable_hlo_passes"] = "multi_output_fusion"
     return options
+
+
+def _platform(plan: Plan) -> str | None:
+    """The platform of ``plan``'s device ("cpu", "gpu", ...), None for a plan of no memory."""
+    return getattr(plan.mems[0].device, "platform", "cpu") if plan.mems else None
 
 
 @functools.lru_cache(maxsize=16)

@@ -167,6 +167,20 @@ def sealed(value, zero):
     return lax.bitcast_convert_type(bits ^ (bits & zero.astype(u)), value.dtype)
 
 
+def sealed_shared(value, zero):
+    """``value``'s bits ``b`` as ``b // (zero + 1)``: the same bits, for a result that several
+    later nodes read. XLA's CPU backend copies a cheap element-wise producer into each of its
+    consumers even through :func:`sealed`'s form; along a transformer's residual stream each
+    LayerNormalization's loop then recomputed every earlier layer's (MiniLM: the k-th took 6k - 1
+    operands). An integer division is an operation XLA will not copy, so the result is stored
+    once and read, as DirectML stores it; it costs a division per element, once."""
+    if value.dtype in FOUR_BIT:
+        return sealed(value, zero)
+    u = UNSIGNED_OF_SIZE[value.dtype.itemsize]
+    bits = lax.bitcast_convert_type(value, u)
+    return lax.bitcast_convert_type(bits // (zero.astype(u) + 1), value.dtype)
+
+
 def program_key(memories, in_views, out_views) -> tuple:
     """What selects one dispatch's program among a dispatchable's: storage types and lengths,
     the views' buffers and offsets."""
