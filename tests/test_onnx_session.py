@@ -374,3 +374,47 @@ def test_a_scalar_gather_inside_an_if_branch():
     state = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     (got,) = donnx.InferenceSession(model).run(None, {"state": state, "c": np.array(True)})
     np.testing.assert_array_equal(got, state[1])
+
+
+def test_a_result_that_a_gemm_and_an_add_both_read_is_stored_once():
+    """On a CPU, a node result that several nodes read, one of them not element-wise, is
+    sealed by ``views.sealed_shared`` (XLA then stores it once instead of recomputing it in
+    each reader: MiniLM's LayerNormalization chain), with the same bits as ``views.sealed``;
+    a result that only element-wise nodes read (a HardSwish-like x * (x + 3)) is not."""
+    import jax.numpy as jnp
+    import onnxruntime as ort
+
+    from dmlsim._core import views
+
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((8, 8)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "W"), numpy_helper.from_array(np.ones(8, np.float32), "g"),
+             numpy_helper.from_array(np.zeros(8, np.float32), "b"),
+             numpy_helper.from_array(np.float32(3), "three")]
+    nodes = [helper.make_node("Add", ["x", "x"], ["r"]),
+             helper.make_node("LayerNormalization", ["r", "g", "b"], ["n"], axis=-1),
+             helper.make_node("MatMul", ["n", "W"], ["m"]),
+             helper.make_node("Add", ["n", "m"], ["s"]),  # n: read by a GEMM and an ADD
+             helper.make_node("Add", ["s", "three"], ["t"]),
+             helper.make_node("Mul", ["s", "t"], ["y"])]  # s: read by an ADD and a MULTIPLY
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                     [4, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    session = donnx.InferenceSession(model.SerializeToString())
+    (got,) = session.run(None, {"x": x})
+    core = session.last_plan.compiled._core
+    assert {core.nodes[k].opdef.name for k, _ in core._stored_once()} == {
+        "DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1"}
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    # the same bits as the plain seal, for every bit pattern of each width
+    zero = jnp.uint32(0)
+    for dtype in (np.float32, np.float16, np.int8, np.uint64):
+        bits = rng.integers(0, 256, 64 * np.dtype(dtype).itemsize, dtype=np.uint8)
+        value = bits.view(dtype)
+        a = jax.jit(views.sealed_shared)(jnp.asarray(value), zero)
+        b = jax.jit(views.sealed)(jnp.asarray(value), zero)
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes() == value.tobytes()

@@ -18,7 +18,6 @@ DML_GRAPH_DESC (``graph_rules``) and builds a :class:`CompiledGraph`:
 from __future__ import annotations
 
 import collections
-
 from dataclasses import dataclass
 
 import jax.numpy as jnp
