@@ -32,7 +32,7 @@ import numpy as np
 from jax import lax
 
 from . import config
-from .dtypes import UNSIGNED_OF_SIZE, is_packed4
+from .dtypes import UNSIGNED_OF_SIZE, calc_buffer_tensor_size, is_packed4
 from .memory import Group, convert, unit
 from .views import apply_dispatch, read_view, write_view
 
@@ -430,7 +430,8 @@ def typed_views(mem, views, cache) -> list:
     rest = []
     for offset, spec in missing:
         word, rem = divmod(offset, 4)
-        words = -(-(rem + _reach_bytes(spec)) // 4)
+        words = -(-(rem + calc_buffer_tensor_size(spec.data_type, spec.sizes,
+                                                  spec.element_strides)) // 4)
         if shapes[(rem, spec)] < SHARED_READER_VIEWS or mem.words >= 2 ** 31 or \
                 word + words > mem.words:
             rest.append((offset, spec))
@@ -443,12 +444,6 @@ def typed_views(mem, views, cache) -> list:
         fn = cache.program(("typed views", mem.words, rest), lambda: _typed_program(rest))
         got.update(zip(rest, fn(mem.array)))
     return [got[v] for v in views]
-
-
-def _reach_bytes(spec) -> int:
-    """Bytes from a view's first element to the end of its last one."""
-    return spec.itemsize * (1 + sum((n - 1) * st for n, st in zip(spec.sizes,
-                                                                  spec.element_strides)))
 
 
 @functools.lru_cache(maxsize=64)

@@ -243,8 +243,8 @@ def store(raw, t, values, slot="an input") -> None:
         return
     flat = raw[:raw.shape[0] // t.itemsize * t.itemsize].view(t.np_dtype)
     sizes = t.sizes
-    spread = [int(n) > 1 and int(st) == 0 for n, st in zip(t.sizes, t.strides)]
-    if any(spread):  # a broadcast dimension's elements share one position: the last one's
+    if 0 in t.strides:  # a broadcast dimension's elements share one position: the last one's
+        spread = [int(n) > 1 and int(st) == 0 for n, st in zip(t.sizes, t.strides)]
         v = v[tuple(slice(-1, None) if b else slice(None) for b in spread)]
         sizes = tuple(1 if b else n for b, n in zip(spread, t.sizes))
     view = _strided(flat, sizes, t.strides)
