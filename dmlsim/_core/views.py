@@ -168,17 +168,22 @@ def sealed(value, zero):
 
 
 def sealed_shared(value, zero):
-    """``value``'s bits ``b`` as ``b // (zero + 1)``: the same bits, for a result that several
-    later nodes read. XLA's CPU backend copies a cheap element-wise producer into each of its
-    consumers even through :func:`sealed`'s form; along a transformer's residual stream each
-    LayerNormalization's loop then recomputed every earlier layer's (MiniLM: the k-th took 6k - 1
-    operands). An integer division is an operation XLA will not copy, so the result is stored
-    once and read, as DirectML stores it; it costs a division per element, once."""
+    """``value``'s bits, unchanged, for a result that several later nodes read: its 16-bit
+    words (bytes for one-byte types) as float32 integers divided by a runtime one, then back.
+    XLA's CPU backend copies a cheap element-wise producer into each of its consumers even
+    through :func:`sealed`'s form; along a transformer's residual stream each
+    LayerNormalization's loop then recomputed every earlier layer's (MiniLM: the k-th took
+    6k - 1 operands). A division is an operation XLA will not copy, so the result is stored once
+    and read, as DirectML stores it. Integers below 2^16 are exact float32 values, normal or
+    zero, and dividing them by one is exact on every backend, flushed denormals or not. A float
+    division is vectorized where an integer one is not: ``b // (zero + 1)`` made PaddleOCR cls
+    run 1.09x as long, at the same bits."""
     if value.dtype in FOUR_BIT:
         return sealed(value, zero)
-    u = UNSIGNED_OF_SIZE[value.dtype.itemsize]
-    bits = lax.bitcast_convert_type(value, u)
-    return lax.bitcast_convert_type(bits // (zero.astype(u) + 1), value.dtype)
+    word = np.uint16 if value.dtype.itemsize > 1 else np.uint8
+    words = lax.bitcast_convert_type(value, word)  # [..., itemsize / 2] for wider types
+    back = (words.astype(np.float32) / (zero.astype(np.float32) + 1)).astype(word)
+    return lax.bitcast_convert_type(back, value.dtype)
 
 
 def program_key(memories, in_views, out_views) -> tuple:
