@@ -34,12 +34,11 @@ from typing import Any
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
-from onnx.reference import ReferenceEvaluator
 
 from .._api import public as dml
 from .._core import dtypes
 from .._schema.operators_generated import OPERATORS
-from . import dmlx_graph as G, progress
+from . import dmlx_graph as G, onnx_rewrite, progress
 from .dmlx_functions import Identity
 from .onnx_functions import expand
 from .onnx_shapes import infer
@@ -497,26 +496,14 @@ class Lowering:
         return int(np.prod([d.dim_value for d in dims] or [1]))
 
     def _fold(self, node, ins):
-        names = [f"in{i}" for i in range(len(node.input))]
-        feeds = {n: v.const for n, v in zip(names, ins) if v is not None}
-        one = helper.make_node(node.op_type, [n if node.input[i] else "" for i, n in
-                                              enumerate(names)],
-                               [f"out{i}" for i in range(len(node.output))], domain=node.domain)
-        one.attribute.extend(node.attribute)
-        inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(
-            feeds[n].dtype), feeds[n].shape) for n in names if n in feeds]
-        outputs = [helper.make_tensor_value_info(f"out{i}", onnx.TensorProto.UNDEFINED, None)
-                   for i in range(len(node.output))]
-        model = helper.make_model(helper.make_graph([one], "fold", inputs, outputs),
-                                  opset_imports=self.model.opset_import)
         try:
-            results = ReferenceEvaluator(model).run(None, feeds)
+            results = onnx_rewrite.evaluate(node, [None if v is None else v.const for v in ins],
+                                            self.model.opset_import)
         except Exception as e:  # noqa: BLE001 -- the reference evaluator says why
             fail(dml.E_INVALIDARG, f"{self.label(node)}: folding this all-constant node "
                                    f"failed: {e}")
         for name, arr in zip(node.output, results):
             if name:
-                arr = np.asarray(arr)
                 self.values[name] = Value(tuple(arr.shape), arr.dtype, arr)
 
     # ---- helpers for the rules -----------------------------------------------------------

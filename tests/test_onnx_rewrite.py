@@ -1,0 +1,152 @@
+"""ONNX Runtime's basic-level Conv rewrites (``_pythonic/onnx_rewrite.py``): the folded weights
+and biases are the initializers of ORT's own optimized model bit for bit, the nodes ORT keeps
+are kept, and a session's results match ORT's CPU provider on the same file."""
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import dmlsim.onnx as donnx
+from dmlsim._pythonic import onnx_rewrite
+
+C = 6
+
+
+def _model(dtype, nodes, inits, out="z", inputs=()):
+    tp = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    g = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", tp, [1, 3, 7, 7])] + list(inputs),
+        [helper.make_tensor_value_info(out, tp, None)],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
+
+
+def _chain(dtype, bias, rng, tail=("bn", "mul", "add")):
+    """Conv [-> BatchNormalization] [-> Mul by a scalar] [-> Add of 1 x C x 1 x 1] -> Relu."""
+    inits = {"W": (rng.standard_normal((C, 3, 3, 3)) * 2).astype(dtype)}
+    if bias:
+        inits["cb"] = rng.standard_normal(C).astype(dtype)
+    nodes = [helper.make_node("Conv", ["x", "W"] + (["cb"] if bias else []), ["c"],
+                              pads=[1, 1, 1, 1])]
+    last = "c"
+    if "bn" in tail:
+        for k in "sbm":
+            inits[k] = rng.standard_normal(C).astype(dtype)
+        inits["v"] = (rng.random(C) * 2 + 1e-3).astype(dtype)
+        nodes.append(helper.make_node("BatchNormalization", [last, "s", "b", "m", "v"], ["n"],
+                                      epsilon=0.0123))
+        last = "n"
+    if "mul" in tail:
+        inits["k"] = np.asarray(rng.standard_normal(), dtype)
+        nodes.append(helper.make_node("Mul", [last, "k"], ["p"]))
+        last = "p"
+    if "add" in tail:
+        inits["a"] = rng.standard_normal((1, C, 1, 1)).astype(dtype)
+        nodes.append(helper.make_node("Add", [last, "a"], ["q"]))
+        last = "q"
+    nodes.append(helper.make_node("Relu", [last], ["z"]))
+    return _model(dtype, nodes, inits)
+
+
+def _ort_optimized(model, tmp_path):
+    o = ort.SessionOptions()
+    o.optimized_model_filepath = str(tmp_path / "opt.onnx")
+    o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    o.log_severity_level = 3
+    ort.InferenceSession(model.SerializeToString(), o, providers=["CPUExecutionProvider"])
+    return onnx.load(str(tmp_path / "opt.onnx"))
+
+
+def _conv_params(model):
+    """The Conv's (W, B) arrays, through the Casts ORT's CPU provider puts before FLOAT16."""
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    cast_of = {n.output[0]: n.input[0] for n in model.graph.node if n.op_type == "Cast"}
+    conv = next(n for n in model.graph.node if n.op_type == "Conv")
+    return [inits[cast_of.get(n, n)] for n in conv.input[1:]]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("bias", [False, True])
+def test_conv_bn_mul_add_fold_as_onnx_runtime_folds_them(dtype, bias, tmp_path):
+    rng = np.random.default_rng(7 + bias)
+    model = _chain(dtype, bias, rng)
+    ours = onnx_rewrite.fold_convolutions(model)
+    theirs = _ort_optimized(model, tmp_path)
+    assert [n.op_type for n in ours.graph.node] == ["Conv", "Relu"]
+    assert [n.op_type for n in theirs.graph.node if n.op_type != "Cast"] == ["Conv", "Relu"]
+    for a, b in zip(_conv_params(ours), _conv_params(theirs), strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert a.tobytes() == b.tobytes()
+    assert [i.name for i in model.graph.initializer][:1] == ["W"]  # the caller's model unchanged
+    if dtype == np.float32:
+        x = rng.standard_normal((1, 3, 7, 7)).astype(dtype)
+        (got,) = donnx.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+        want = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_folded_batch_normalization_is_its_arithmetic_step_by_step():
+    """ConvBNFusion's steps, each rounded to float32: s = scale / sqrt(var + eps), W' = W * s,
+    B' = (B - mean) * s + beta; 1 x 1 x 1 x 1 numbers a reader can check."""
+    f = np.float32
+    inits = {"W": np.full((1, 1, 1, 1), 3, f), "cb": np.array([5], f), "s": np.array([2], f),
+             "b": np.array([1], f), "m": np.array([1], f), "v": np.array([3], f)}
+    nodes = [helper.make_node("Conv", ["x", "W", "cb"], ["c"]),
+             helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["z"],
+                              epsilon=1.0)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, [1, 1, 2, 2])],
+                          [helper.make_tensor_value_info("z", 1, None)],
+                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    w, b = _conv_params(onnx_rewrite.fold_convolutions(helper.make_model(g)))
+    assert w.reshape(()) == f(3) * f(1)  # s = 2 / sqrt(4) = 1
+    assert b.tolist() == [5.0]  # (5 - 1) * 1 + 1
+
+
+def test_what_onnx_runtime_does_not_fold_is_kept(tmp_path):
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((C, 3, 3, 3)).astype(np.float32)
+    k = rng.standard_normal((1, C, 1, 1)).astype(np.float32)
+    conv = helper.make_node("Conv", ["x", "W"], ["c"], pads=[1, 1, 1, 1])
+    cases = {
+        "constant first": [conv, helper.make_node("Mul", ["k", "c"], ["p"]),
+                           helper.make_node("Relu", ["p"], ["z"])],
+        "a scalar added": [conv, helper.make_node("Add", ["c", "s"], ["p"]),
+                           helper.make_node("Relu", ["p"], ["z"])],
+        "conv read twice": [conv, helper.make_node("Mul", ["c", "k"], ["p"]),
+                            helper.make_node("Add", ["p", "c"], ["z"])],
+        "operand not constant": [conv, helper.make_node("Mul", ["c", "u"], ["z"])],
+    }
+    for name, nodes in cases.items():
+        model = _model(np.float32, nodes, {"W": W, "k": k, "s": np.float32(2)},
+                       inputs=[helper.make_tensor_value_info("u", 1, [1, C, 1, 1])])
+        ours = onnx_rewrite.fold_convolutions(model)
+        theirs = _ort_optimized(model, tmp_path)
+        assert ours is model, name
+        assert [n.op_type for n in theirs.graph.node] == [n.op_type for n in nodes], name
+
+
+def test_a_reshaped_constant_folds_and_ort_disable_all_keeps_every_node():
+    """PaddleOCR writes a Conv's bias as Add(conv, Reshape(constant)): ORT folds the Reshape,
+    then the Add. ORT_DISABLE_ALL keeps both (the same values, not the same bits)."""
+    rng = np.random.default_rng(5)
+    inits = {"W": rng.standard_normal((C, 3, 3, 3)).astype(np.float32),
+             "a": rng.standard_normal(C).astype(np.float32),
+             "shape": np.array([1, C, 1, 1], np.int64)}
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"]),
+             helper.make_node("Reshape", ["a", "shape"], ["ar"]),
+             helper.make_node("Add", ["c", "ar"], ["z"])]
+    model = _model(np.float32, nodes, inits)
+    folded = onnx_rewrite.fold_convolutions(model)
+    assert [n.op_type for n in folded.graph.node] == ["Conv", "Reshape"]  # a constant now
+    assert folded.graph.node[0].output[0] == "z"
+    assert _conv_params(folded)[1].tobytes() == inits["a"].tobytes()
+    x = rng.standard_normal((1, 3, 7, 7)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    opts = donnx.SessionOptions()
+    opts.graph_optimization_level = donnx.GraphOptimizationLevel.ORT_DISABLE_ALL
+    for o in (None, opts):
+        (got,) = donnx.InferenceSession(model.SerializeToString(), o).run(None, {"x": x})
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
