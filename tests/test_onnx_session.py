@@ -420,3 +420,34 @@ def test_a_result_that_a_gemm_and_an_add_both_read_is_stored_once():
         a = jax.jit(views.sealed_shared)(jnp.asarray(value), zero)
         b = jax.jit(views.sealed)(jnp.asarray(value), zero)
         assert np.asarray(a).tobytes() == np.asarray(b).tobytes() == value.tobytes()
+
+
+def test_a_depthwise_convolutions_input_is_stored_once():
+    """A depthwise Conv (one channel per group, a 3x3 filter) asks to read its input stored
+    (``cpu_stored_inputs``): the HardSwish-like chain before it is stored once, not run inside
+    the convolution's padding loop; a 1x1 Conv's input is not. Results as ONNX Runtime's."""
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(6)
+    inits = [numpy_helper.from_array(rng.standard_normal((4, 1, 3, 3)).astype(np.float32), "D"),
+             numpy_helper.from_array(rng.standard_normal((4, 4, 1, 1)).astype(np.float32), "P"),
+             numpy_helper.from_array(np.float32(3), "three")]
+    nodes = [helper.make_node("Add", ["x", "three"], ["t"]),
+             helper.make_node("Mul", ["x", "t"], ["h"]),  # read by the depthwise Conv
+             helper.make_node("Conv", ["h", "D"], ["d"], group=4, pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["d"], ["r"]),
+             helper.make_node("Add", ["r", "three"], ["u"]),  # read by the 1x1 Conv
+             helper.make_node("Conv", ["u", "P"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                     [1, 4, 5, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    x = rng.standard_normal((1, 4, 5, 5)).astype(np.float32)
+    session = donnx.InferenceSession(model.SerializeToString())
+    (got,) = session.run(None, {"x": x})
+    core = session.last_plan.compiled._core
+    assert [core.nodes[k].opdef.name for k, _ in core._stored_once()] == [
+        "DML_OPERATOR_ELEMENT_WISE_MULTIPLY"]
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -177,7 +177,7 @@ def test_the_public_mode_constants_pick_the_orientation(mode, want):
 
 def test_large_cpu_convolutions_run_as_xlas_own(monkeypatch):
     """A CPU program with a CONVOLUTION of at least 2^29 products compiles with YNNPACK's
-    convolution fusion off (``_conv_math.cpu_options``: XLA's own convolutions use every core,
+    convolution fusion off (``_conv_cpu.cpu_options``: XLA's own convolutions use every core,
     YNNPACK's one) and its other library fusions (dots, reductions) kept; a smaller one compiles
     as XLA's default (a GPU program takes none of these). Both through one operator and through
     a compiled graph (an ONNX Conv), and the large one's values stay within the convolution's
@@ -187,7 +187,7 @@ def test_large_cpu_convolutions_run_as_xlas_own(monkeypatch):
 
     import dmlsim.onnx as donnx
     from dmlsim._core import steps
-    from dmlsim.ops._conv_math import CPU_OPTIONS
+    from dmlsim.ops._conv_cpu import CPU_OPTIONS
     seen = []
     real = steps.compiler_options
     monkeypatch.setattr(steps, "compiler_options", lambda plan: seen.append(real(plan)) or

@@ -161,6 +161,10 @@ class Dispatchable:
         """XLA options its operators ask of a CPU program (OperatorDef.cpu_compiler_options)."""
         return {}
 
+    def cpu_stored_inputs(self) -> frozenset:
+        """Indices of the inputs a CPU program stores once (OperatorDef.cpu_stored_inputs)."""
+        return frozenset()
+
 
 class CompiledOperator(Dispatchable):
     kind = "compiled operator"
@@ -198,6 +202,11 @@ class CompiledOperator(Dispatchable):
     def cpu_compiler_options(self) -> dict:
         hook = self.opdef.cpu_compiler_options
         return dict(hook(self.spec) or {}) if hook is not None else {}
+
+    def cpu_stored_inputs(self) -> frozenset:
+        hook = self.opdef.cpu_stored_inputs
+        fields = hook(self.spec) if hook is not None else ()
+        return frozenset(i for i, (name, _, _) in enumerate(self.in_slots) if name in fields)
 
     def kernel_call(self, inputs):
         """Run the kernel on flattened typed inputs; returns flattened outputs."""

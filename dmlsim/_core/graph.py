@@ -188,14 +188,18 @@ class CompiledGraph(Dispatchable):
         and the residual ADD both read. Those are sealed so that XLA stores them once
         (``views.sealed_shared``): MiniLM's CPU run 46 -> 33 ms. Results that only element-wise
         nodes read together (a HardSwish's x * (x + 3)) fuse with them instead: storing those
-        made PaddleOCR rec 15% slower."""
-        readers = collections.defaultdict(list)
-        for (k, _), src in self.sources.items():
+        made PaddleOCR rec 15% slower. And the inputs a node's operator asks to read stored
+        (``OperatorDef.cpu_stored_inputs``: a depthwise convolution's)."""
+        readers, stored = collections.defaultdict(list), set()
+        for (k, i), src in self.sources.items():
             if src is not None and src[0] == "node":
                 readers[src[1:]].append(self.nodes[k].opdef.name)
-        return frozenset(out for out, names in readers.items() if len(names) > 1 and not all(
-            n.startswith(("DML_OPERATOR_ELEMENT_WISE_", "DML_OPERATOR_ACTIVATION_"))
-            for n in names))
+                if i in self.nodes[k].cpu_stored_inputs():
+                    stored.add(src[1:])
+        return frozenset(stored) | frozenset(
+            out for out, names in readers.items() if len(names) > 1 and not all(
+                n.startswith(("DML_OPERATOR_ELEMENT_WISE_", "DML_OPERATOR_ACTIVATION_"))
+                for n in names))
 
     def _out_spec(self, k, o):
         return self.nodes[k].out_slots[o][2]

@@ -147,6 +147,10 @@ class OperatorDef:
     - ``cpu_compiler_options(spec) -> dict | None``: XLA options for a CPU program that runs
       the operator (merged over its dispatches; a large CONVOLUTION asks for XLA's own
       multithreaded convolutions).
+    - ``cpu_stored_inputs(spec) -> tuple``: input fields that a CPU program stores once before
+      the kernel reads them, when another node of a compiled graph produced them (a depthwise
+      CONVOLUTION pads its input for its tap walk, and XLA's CPU backend otherwise runs the
+      producer's whole element-wise chain inside the pad's element-by-element loop).
     - ``condition(spec, condition)``: picks support tables that carry a condition (REDUCE).
     - ``ulp``: tolerated ULP against the reference, per float data type name.
     - ``error_bound(inputs, spec, np_dtype) -> array``: instead of ULP, the largest absolute
@@ -169,6 +173,7 @@ class OperatorDef:
     persistent_bytes: Callable | None = None
     temporary_bytes: Callable | None = None
     cpu_compiler_options: Callable | None = None
+    cpu_stored_inputs: Callable | None = None
     module: str = ""
     # Filled in by register():
     inputs: tuple = ()

@@ -10,6 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._conv import FORWARD
+
 
 def padded_end(y, a):
     """``y`` with the OutputPadding zeros at the end of each spatial dimension."""
@@ -17,6 +19,13 @@ def padded_end(y, a):
     if not any(pad):
         return y
     return jnp.pad(y, [(0, 0), (0, 0)] + [(0, p) for p in pad])
+
+
+def depthwise_form(direction, groups, channels, w_sizes) -> bool:
+    """Whether ``_conv_math.conv`` runs a convolution as :func:`depthwise`'s tap walk: FORWARD,
+    one input channel per group, at most 64 taps."""
+    return direction == FORWARD and 1 < groups == channels and w_sizes[1] == 1 and \
+        int(np.prod(w_sizes[2:])) <= 64
 
 
 def depthwise(x, w, a, accumulate):

@@ -12,31 +12,7 @@ import numpy as np
 from jax import lax
 
 from ._conv import FORWARD, flipped, spatial_out
-from ._conv_forms import depthwise, pointwise, padded_end as _padded_end
-
-
-# XLA's CPU backend hands convolutions to YNNPACK by default (its library fusions are
-# INDIVIDUAL_DOT, REDUCE and INDIVIDUAL_CONVOLUTION), which runs each on a single thread; XLA's
-# own (Eigen) convolutions use every core and win on large ones. A CPU program with a
-# convolution of at least EIGEN_MACS products keeps the other two library fusions and drops
-# the convolutions': the same float32 products, summed in the library's order either way. On
-# the 2-core CPU, the same model in one process with and without (median of 21 runs each):
-# resnet18 b8 (convolutions of 0.9 G products) 0.76x the time; PaddleOCR det (0.4 G at most)
-# 1.05x, rec 0.94x and cls 1.02x, within that measure's noise (about 5%), so the threshold
-# leaves them with YNNPACK's.
-EIGEN_MACS = 1 << 29
-CPU_OPTIONS = {"xla_cpu_experimental_ynn_fusion_type":
-               "LIBRARY_FUSION_TYPE_INDIVIDUAL_DOT,LIBRARY_FUSION_TYPE_REDUCE"}
-
-
-def cpu_options(spec) -> dict | None:
-    """CPU_OPTIONS for a CONVOLUTION of at least EIGEN_MACS products (``spec`` an OpSpec):
-    each output element sums C/G x prod(k) products FORWARD, each input element spreads M/G x
-    prod(k) BACKWARD; None otherwise."""
-    t = spec.tensor
-    w = t["FilterTensor"].sizes
-    each = t["InputTensor" if spec.attr["Direction"] != FORWARD else "OutputTensor"].count
-    return CPU_OPTIONS if each * int(np.prod(w[1:])) >= EIGEN_MACS else None
+from ._conv_forms import depthwise, depthwise_form, pointwise, padded_end as _padded_end
 
 
 def conv(x, w, a, precision=lax.Precision.HIGHEST, accumulate=None):
@@ -47,8 +23,7 @@ def conv(x, w, a, precision=lax.Precision.HIGHEST, accumulate=None):
     if flipped(a["Mode"]):
         w = jnp.flip(w, tuple(range(2, w.ndim)))
     kd = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], a["Dilations"])]
-    if a["Direction"] == FORWARD and g > 1 and g == x.shape[1] and w.shape[1] == 1 and \
-            int(np.prod(w.shape[2:])) <= 64:
+    if depthwise_form(a["Direction"], g, x.shape[1], w.shape):
         return depthwise(x, w, a, accumulate)
     if a["Direction"] == FORWARD and all(k == 1 for k in w.shape[2:]) and \
             jax.default_backend() == "cpu":  # on a GPU XLA's own layouts win inside a model

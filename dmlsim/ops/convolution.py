@@ -23,7 +23,8 @@ import numpy as np
 
 from .._core.registry import Example, OperatorDef, register, same_type
 from ._conv import BACKWARD, CONVOLUTION, CROSS_CORRELATION, output_sizes
-from ._conv_math import conv, conv_reference, cpu_options
+from ._conv_cpu import cpu_options, cpu_stored
+from ._conv_math import conv, conv_reference
 
 IN, W, B, OUT = "InputTensor", "FilterTensor", "BiasTensor", "OutputTensor"
 KEYS = ("Mode", "Direction", "DimensionCount", "Strides", "Dilations", "StartPadding",
@@ -84,7 +85,7 @@ DIAG = f32([[[[1, 0], [0, -1]]]])
 register(OperatorDef(
     "DML_OPERATOR_CONVOLUTION", convolution, convolution_reference, output_sizes=output_sizes,
     rules=(same_dimension_count, same_type(IN, W, B, OUT)), error_bound=error_bound,
-    cpu_compiler_options=cpu_options,
+    cpu_compiler_options=cpu_options, cpu_stored_inputs=cpu_stored,
     ulp={"FLOAT32": 0, "FLOAT16": 0}, examples=(
         Example({IN: X9, W: DIAG}, {OUT: f32([[[[-4, -4], [-4, -4]]]])}, _attrs(),
                 "x[i, j] - x[i + 1, j + 1] over a 3x3 input"),
