@@ -169,20 +169,23 @@ def sealed(value, zero):
 
 def sealed_shared(value, zero):
     """``value``'s bits, unchanged, for a result that several later nodes read: its 16-bit
-    words (bytes for one-byte types) as float32 integers divided by a runtime one, then back.
-    XLA's CPU backend copies a cheap element-wise producer into each of its consumers even
-    through :func:`sealed`'s form; along a transformer's residual stream each
-    LayerNormalization's loop then recomputed every earlier layer's (MiniLM: the k-th took
-    6k - 1 operands). A division is an operation XLA will not copy, so the result is stored once
-    and read, as DirectML stores it. Integers below 2^16 are exact float32 values, normal or
-    zero, and dividing them by one is exact on every backend, flushed denormals or not. A float
+    words (bytes for one-byte types) as float32 integers, each divided by ``(w & zero) + 1``
+    (a one XLA cannot see), then back. XLA's CPU backend copies a cheap element-wise producer
+    into each of its consumers even through :func:`sealed`'s form; along a transformer's
+    residual stream each LayerNormalization's loop then recomputed every earlier layer's
+    (MiniLM: the k-th took 6k - 1 operands). A division is an operation XLA will not copy, so
+    the result is stored once and read, as DirectML stores it; dividing by a broadcast runtime
+    one instead, XLA turned 26 of PaddleOCR cls's 28 divisions into multiplications by its
+    reciprocal, which it copies. Integers below 2^16 are exact float32 values, normal or zero,
+    and dividing them by one is exact on every backend, flushed denormals or not. A float
     division is vectorized where an integer one is not: ``b // (zero + 1)`` made PaddleOCR cls
     run 1.09x as long, at the same bits."""
     if value.dtype in FOUR_BIT:
         return sealed(value, zero)
     word = np.uint16 if value.dtype.itemsize > 1 else np.uint8
     words = lax.bitcast_convert_type(value, word)  # [..., itemsize / 2] for wider types
-    back = (words.astype(np.float32) / (zero.astype(np.float32) + 1)).astype(word)
+    one = ((words & zero.astype(word)) + 1).astype(np.float32)
+    back = (words.astype(np.float32) / one).astype(word)
     return lax.bitcast_convert_type(back, value.dtype)
 
 
