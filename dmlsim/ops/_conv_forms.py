@@ -6,6 +6,7 @@ one as a product over channels (1.6-3x; on the H200 it is 1.6-1.7x faster alone 
 resnet18, where XLA's convolution layouts win)."""
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -32,24 +33,37 @@ def depthwise(x, w, a, accumulate):
     """A FORWARD depthwise convolution (one input channel per group; output channel o reads
     input channel o // (M / C)) as a sum over the filter's taps, in tap order, of strided
     slices times the tap's weights: the same float32 products and sums as a convolution
-    (FLOAT16 operands widened first)."""
+    (FLOAT16 operands widened first). On the CPU, when the last spatial stride is above one,
+    the taps are taken with the channels last: a slice strided along the innermost dimension
+    is read element by element, one along an outer dimension keeps the channels' vectors
+    (same bits; PaddleOCR det 0.78x the time, rec 0.95x, cls 1.01x; channels last for every
+    depthwise convolution made cls 1.12x slower, the transposes costing more than they gave)."""
     nd, st, dil = a["DimensionCount"], a["Strides"], a["Dilations"]
     dt = accumulate or jnp.result_type(x, w)
     x, w = x.astype(dt), w.astype(dt)
     m, ks = w.shape[0], w.shape[2:]
     if m != x.shape[1]:
         x = jnp.repeat(x, m // x.shape[1], axis=1)
-    xp = jnp.pad(x, [(0, 0), (0, 0)] + list(zip(a["StartPadding"], a["EndPadding"])))
-    out = [(xp.shape[2 + d] - (ks[d] - 1) * dil[d] - 1) // st[d] + 1 for d in range(nd)]
+    last = st[-1] > 1 and jax.default_backend() == "cpu"
+    if last:
+        x = jnp.moveaxis(x, 1, -1)
+    axes = list(range(1, 1 + nd)) if last else list(range(2, 2 + nd))  # the spatial ones
+    pads = [(0, 0)] * x.ndim
+    for d, ax in enumerate(axes):
+        pads[ax] = (a["StartPadding"][d], a["EndPadding"][d])
+    xp = jnp.pad(x, pads)
+    out = [(xp.shape[ax] - (ks[d] - 1) * dil[d] - 1) // st[d] + 1 for d, ax in enumerate(axes)]
+    w_shape = [1] * x.ndim
+    w_shape[-1 if last else 1] = m
     y = None
     for t in np.ndindex(*ks):
-        first = [t[d] * dil[d] for d in range(nd)]
-        v = lax.slice(xp, [0, 0] + first,
-                      list(xp.shape[:2]) + [f + (o - 1) * s + 1 for f, o, s in
-                                            zip(first, out, st)], [1, 1] + list(st))
-        term = v * w[(slice(None), 0) + t].reshape((1, m) + (1,) * nd)
+        lo, hi, step = [0] * x.ndim, list(xp.shape), [1] * x.ndim
+        for d, ax in enumerate(axes):
+            lo[ax], step[ax] = t[d] * dil[d], st[d]
+            hi[ax] = lo[ax] + (out[d] - 1) * st[d] + 1
+        term = lax.slice(xp, lo, hi, step) * w[(slice(None), 0) + t].reshape(w_shape)
         y = term if y is None else y + term
-    return padded_end(y, a)
+    return padded_end(jnp.moveaxis(y, -1, 1) if last else y, a)
 
 
 def pointwise(x, w, a, precision, accumulate):
