@@ -11,6 +11,7 @@ import dmlsim.onnx as donnx
 from dmlsim._pythonic import onnx_rewrite
 
 C = 6
+IR = 10  # an IR version every supported ONNX Runtime reads (1.30 stops at 13)
 
 
 def _model(dtype, nodes, inits, out="z", inputs=()):
@@ -19,7 +20,7 @@ def _model(dtype, nodes, inits, out="z", inputs=()):
         nodes, "g", [helper.make_tensor_value_info("x", tp, [1, 3, 7, 7])] + list(inputs),
         [helper.make_tensor_value_info(out, tp, None)],
         [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)], ir_version=IR)
 
 
 def _chain(dtype, bias, rng, tail=("bn", "mul", "add")):

@@ -400,7 +400,7 @@ def test_a_result_that_a_gemm_and_an_add_both_read_is_stored_once():
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                                      [4, 8])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])], inits)
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=IR)
     x = rng.standard_normal((4, 8)).astype(np.float32)
     session = donnx.InferenceSession(model.SerializeToString())
     (got,) = session.run(None, {"x": x})
@@ -441,7 +441,7 @@ def test_a_depthwise_convolutions_input_is_stored_once():
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                                      [1, 4, 5, 5])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=IR)
     x = rng.standard_normal((1, 4, 5, 5)).astype(np.float32)
     session = donnx.InferenceSession(model.SerializeToString())
     (got,) = session.run(None, {"x": x})
