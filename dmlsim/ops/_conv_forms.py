@@ -68,11 +68,19 @@ def depthwise(x, w, a, accumulate):
 
 def pointwise(x, w, a, precision, accumulate):
     """A FORWARD convolution with a 1x1 filter as a product over channels (per group) of the
-    padded, strided input."""
-    nd, g = a["DimensionCount"], a["GroupCount"]
+    padded, strided input. With one group and a batch above one, as one product per batch
+    element (the filter broadcast over the batch): the product over the whole batch made XLA
+    transpose the input to channels x (batch x positions) and the result back, and the
+    per-element form runs PaddleOCR cls (batch 6) in 0.90x the time, resnet18 b8 0.97x (the
+    same products; the library sums them in another order, so the last bits can move)."""
+    g = a["GroupCount"]
     xp = jnp.pad(x, [(0, 0), (0, 0)] + list(zip(a["StartPadding"], a["EndPadding"])))
     xp = xp[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in a["Strides"])]
     n, c, m = x.shape[0], x.shape[1], w.shape[0]
+    if g == 1 and n > 1:
+        y = jnp.einsum("nmc,nc...->nm...", jnp.broadcast_to(w.reshape(1, m, c), (n, m, c)),
+                       xp, precision=precision, preferred_element_type=accumulate)
+        return padded_end(y, a)
     y = jnp.einsum("ngc...,gmc->ngm...", xp.reshape((n, g, c // g) + xp.shape[2:]),
                    w.reshape(g, m // g, c // g), precision=precision,
                    preferred_element_type=accumulate)
