@@ -29,6 +29,7 @@ from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 FLOATS = (np.float16, np.float32, np.float64)
+FOLDED = ("Add", "Mul", "BatchNormalization")
 UNFOLDABLE = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
               "Multinomial", "Bernoulli"}
 CONST_LIMIT = 1 << 20  # elements of an all-constant node evaluated here
@@ -187,6 +188,9 @@ def fold_convolutions(model, base_dir="") -> onnx.ModelProto:
         if conv.op_type != "Conv" or conv.domain not in ("", "ai.onnx") or \
                 len(conv.input) < 2 or len(conv.output) != 1:
             continue
+        first = readers.get(conv.output[0], [])
+        if len(first) != 1 or g.node[first[0]].op_type not in FOLDED:
+            continue  # nothing to fold: the weights are not read (a large model's stay unread)
         w = consts.get(conv.input[1])
         b = consts.get(conv.input[2]) if len(conv.input) > 2 and conv.input[2] else None
         if w is None or w.dtype.type not in FLOATS or w.ndim <= 2 or \
@@ -197,8 +201,8 @@ def fold_convolutions(model, base_dir="") -> onnx.ModelProto:
         while uses.get(out, 0) == 1 and out not in outputs and len(readers.get(out, [])) == 1:
             j = readers[out][0]
             nxt = g.node[j]
-            if nxt.domain not in ("", "ai.onnx") or nxt.op_type not in (
-                    "Add", "Mul", "BatchNormalization") or list(nxt.input).index(out) != 0:
+            if nxt.domain not in ("", "ai.onnx") or nxt.op_type not in FOLDED or \
+                    list(nxt.input).index(out) != 0:
                 break
             r = _fold(nxt.op_type, nxt, w, b, consts)
             if r is None:
