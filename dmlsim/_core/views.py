@@ -168,25 +168,21 @@ def sealed(value, zero):
 
 
 def sealed_shared(value, zero):
-    """``value``'s bits, unchanged, for a result that several later nodes read: its 16-bit
-    words (bytes for one-byte types) as float32 integers, each divided by ``(w & zero) + 1``
-    (a one XLA cannot see), then back. XLA's CPU backend copies a cheap element-wise producer
-    into each of its consumers even through :func:`sealed`'s form; along a transformer's
-    residual stream each LayerNormalization's loop then recomputed every earlier layer's
-    (MiniLM: the k-th took 6k - 1 operands). A division is an operation XLA will not copy, so
-    the result is stored once and read, as DirectML stores it; dividing by a broadcast runtime
-    one instead, XLA turned 26 of PaddleOCR cls's 28 divisions into multiplications by its
-    reciprocal, which it copies. Integers below 2^16 are exact float32 values, normal or zero,
-    and dividing them by one is exact on every backend, flushed denormals or not. A float
-    division is vectorized where an integer one is not: ``b // (zero + 1)`` made PaddleOCR cls
-    run 1.09x as long, at the same bits."""
+    """``value``'s bits, sealed and then passed through a conditional on the runtime ``zero``
+    (whose other branch, never taken, seals them again), for a node result that XLA must store
+    once: several later nodes read it, or an operator asks to read it stored
+    (``OperatorDef.cpu_stored_inputs``). XLA's CPU backend copies a cheap element-wise producer
+    into each of its consumers even through :func:`sealed`'s form (along a transformer's
+    residual stream each LayerNormalization's loop recomputed every earlier layer's: MiniLM's
+    k-th took 6k - 1 operands), and fuses a producer's whole chain into a single consumer such
+    as a padding loop that runs element by element. A conditional is an operation XLA fuses
+    with nothing, so the result is computed once, vectorized, and stored, as DirectML stores
+    it. Before, the seal divided the bits by a runtime one (an operation XLA does not copy
+    into several readers, but fuses into one): PaddleOCR cls now runs in 0.66-0.75x the time,
+    det 0.87x, rec 0.78-0.90x, MiniLM 0.97x, with the same bits."""
     if value.dtype in FOUR_BIT:
         return sealed(value, zero)
-    word = np.uint16 if value.dtype.itemsize > 1 else np.uint8
-    words = lax.bitcast_convert_type(value, word)  # [..., itemsize / 2] for wider types
-    one = ((words & zero.astype(word)) + 1).astype(np.float32)
-    back = (words.astype(np.float32) / one).astype(word)
-    return lax.bitcast_convert_type(back, value.dtype)
+    return lax.cond(zero == 1, lambda v: sealed(v, zero), lambda v: v, sealed(value, zero))
 
 
 def program_key(memories, in_views, out_views) -> tuple:
