@@ -189,7 +189,7 @@ class CompiledGraph(Dispatchable):
         (``views.sealed_shared``): MiniLM's CPU run 46 -> 33 ms. Results that only element-wise
         nodes read together (a HardSwish's x * (x + 3)) fuse with them instead: storing those
         made PaddleOCR rec 15% slower. And the inputs a node's operator asks to read stored
-        (``OperatorDef.cpu_stored_inputs``: a depthwise convolution's)."""
+        (``OperatorDef.cpu_stored_inputs``: a convolution's)."""
         readers, stored = collections.defaultdict(list), set()
         for (k, i), src in self.sources.items():
             if src is not None and src[0] == "node":

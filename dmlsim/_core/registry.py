@@ -148,9 +148,9 @@ class OperatorDef:
       the operator (merged over its dispatches; a large CONVOLUTION asks for XLA's own
       multithreaded convolutions).
     - ``cpu_stored_inputs(spec) -> tuple``: input fields that a CPU program stores once before
-      the kernel reads them, when another node of a compiled graph produced them (a depthwise
-      CONVOLUTION pads its input for its tap walk, and XLA's CPU backend otherwise runs the
-      producer's whole element-wise chain inside the pad's element-by-element loop).
+      the kernel reads them, when another node of a compiled graph produced them (a CONVOLUTION
+      pads, transposes or hands its input to a library, and XLA's CPU backend otherwise runs the
+      producer's whole element-wise chain inside that loop: a padding loop element by element).
     - ``condition(spec, condition)``: picks support tables that carry a condition (REDUCE).
     - ``ulp``: tolerated ULP against the reference, per float data type name.
     - ``error_bound(inputs, spec, np_dtype) -> array``: instead of ULP, the largest absolute
