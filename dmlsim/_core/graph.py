@@ -149,7 +149,7 @@ class CompiledGraph(Dispatchable):
 
     def run_nodes(self, read_values, seal, shared=False):
         """Every node in topological order; returns the graph outputs' values. With ``shared``
-        a node output that several nodes read is sealed by ``views.sealed_shared``."""
+        the node outputs :meth:`_stored_once` names are sealed by ``views.sealed_shared``."""
         produced = {}
         stored = self._stored_once() if shared and seal is not None else frozenset()
         for k in self.order:

@@ -64,7 +64,7 @@ class Env(NamedTuple):
     seal: Any
     seal_outputs: bool
     typed: dict  # (memory, byte offset, spec) -> the typed view passed in (Plan.pins)
-    shared: bool = False  # a CPU program: results read twice get views.sealed_shared
+    shared: bool = False  # a CPU program: graph results stored once (views.sealed_shared)
 
 
 # ---- steps ---------------------------------------------------------------------------------

@@ -184,6 +184,7 @@ def fold_convolutions(model, base_dir="") -> onnx.ModelProto:
         for name in node.input:
             readers.setdefault(name, []).append(k)
     removed, new_inits, conv_inputs, conv_output = set(), [], {}, {}
+    taken = set(consts.inits) | set(consts.producer) | consts.inputs  # names in use
     for k, conv in enumerate(g.node):
         if conv.op_type != "Conv" or conv.domain not in ("", "ai.onnx") or \
                 len(conv.input) < 2 or len(conv.output) != 1:
@@ -215,7 +216,8 @@ def fold_convolutions(model, base_dir="") -> onnx.ModelProto:
         removed.update(folded)
         names = []
         for part, arr in (("W", w), ("B", b)):
-            name = _fresh(f"ConvFusion_{part}_{conv.name or k}", consts, new_inits)
+            name = _fresh(f"ConvFusion_{part}_{conv.name or k}", taken)
+            taken.add(name)
             new_inits.append(numpy_helper.from_array(arr, name))
             names.append(name)
         conv_inputs[k] = [conv.input[0]] + names
@@ -229,11 +231,12 @@ def fold_convolutions(model, base_dir="") -> onnx.ModelProto:
     for k, node in enumerate(g.node):
         if k in removed:
             continue
-        node = rg.node.add(); node.CopyFrom(g.node[k])
+        copy = rg.node.add()
+        copy.CopyFrom(node)
         if k in conv_inputs:
-            del node.input[:]
-            node.input.extend(conv_inputs[k])
-            node.output[0] = conv_output[k]
+            del copy.input[:]
+            copy.input.extend(conv_inputs[k])
+            copy.output[0] = conv_output[k]
     rg.initializer.extend(new_inits)
     still = _uses(rg)
     keep = [i for i in rg.initializer
@@ -243,8 +246,8 @@ def fold_convolutions(model, base_dir="") -> onnx.ModelProto:
     return result
 
 
-def _fresh(base, consts, new_inits) -> str:
-    taken = set(consts.inits) | set(consts.producer) | consts.inputs | {i.name for i in new_inits}
+def _fresh(base, taken) -> str:
+    """``base``, or ``base_1``, ``base_2``, ...: the first name not in ``taken``."""
     name, n = base, 1
     while name in taken:
         name, n = f"{base}_{n}", n + 1
