@@ -420,6 +420,13 @@ def test_a_result_that_a_gemm_and_an_add_both_read_is_stored_once():
         a = jax.jit(views.sealed_shared)(jnp.asarray(value), zero)
         b = jax.jit(views.sealed)(jnp.asarray(value), zero)
         assert np.asarray(a).tobytes() == np.asarray(b).tobytes() == value.tobytes()
+    # what the seal is for: XLA keeps the conditional, so a cheap producer read three times
+    # (one of them a padding loop) is computed once, not copied into each reader
+    def readers(v, z):
+        s = views.sealed_shared(v * 2.5 + v, z)
+        return s + 1, s - 3, jnp.pad(s, (1, 1))
+    hlo = jax.jit(readers).lower(jnp.ones(64, jnp.float32), zero).compile().as_text()
+    assert hlo.count(" conditional(") == 1 and hlo.count(" multiply(") == 1, hlo
 
 
 def test_a_convolutions_input_is_stored_once():

@@ -169,7 +169,10 @@ def sealed(value, zero):
 
 def sealed_shared(value, zero):
     """``value``'s bits, sealed and then passed through a conditional on the runtime ``zero``
-    (whose other branch, never taken, seals them again), for a node result that XLA must store
+    (whose other branch, never taken, passes them through an optimization barrier: a branch
+    XLA cannot merge with the identity, and no kernel to compile; one that sealed them again
+    cost a kernel per stored result, PaddleOCR cls 176 kernels instead of 148, the same
+    bits), for a node result that XLA must store
     once: several later nodes read it, or an operator asks to read it stored
     (``OperatorDef.cpu_stored_inputs``). XLA's CPU backend copies a cheap element-wise producer
     into each of its consumers even through :func:`sealed`'s form (along a transformer's
@@ -182,7 +185,7 @@ def sealed_shared(value, zero):
     det 0.87x, rec 0.78-0.90x, MiniLM 0.97x, with the same bits."""
     if value.dtype in FOUR_BIT:
         return sealed(value, zero)
-    return lax.cond(zero == 1, lambda v: sealed(v, zero), lambda v: v, sealed(value, zero))
+    return lax.cond(zero == 1, lax.optimization_barrier, lambda v: v, sealed(value, zero))
 
 
 def program_key(memories, in_views, out_views) -> tuple:
