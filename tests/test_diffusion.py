@@ -27,7 +27,6 @@ CPU = functools.partial(ort.InferenceSession, providers=["CPUExecutionProvider"]
 
 
 @functools.lru_cache(maxsize=None)
-@functools.lru_cache(maxsize=None)
 def _dml(path):
     """One dmlsim session per file for the module: each model is compiled once."""
     return donnx.InferenceSession(path)
