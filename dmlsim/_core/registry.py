@@ -19,6 +19,7 @@ order. Modules are discovered, not listed (:func:`load_all`).
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import pkgutil
@@ -26,6 +27,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
+import jax
 import numpy as np
 
 from .._schema.enums_generated import DML_EXECUTION_FLAGS
@@ -129,6 +131,22 @@ def compute_type(dtype, ctx: KernelContext):
     return ctx.compute_type(dtype)
 
 
+def loop(control: Callable, *args, **kwargs):
+    """``control(*args, **kwargs)`` (``lax.scan``, ``lax.fori_loop``) with jit on: kernels are
+    traced with it off (:meth:`OperatorDef.run`), under which JAX would unroll the loop into
+    one copy of its body per iteration."""
+    with jax.disable_jit(False):
+        return control(*args, **kwargs)
+
+
+def _jit_off_when_traced(inputs: dict):
+    for value in inputs.values():
+        for v in value if isinstance(value, list) else (value,):
+            if isinstance(v, jax.core.Tracer):
+                return jax.disable_jit()
+    return contextlib.nullcontext()
+
+
 @dataclass(frozen=True)
 class OperatorDef:
     """One operator. Hooks (all optional):
@@ -200,10 +218,17 @@ class OperatorDef:
 
     def run(self, inputs: dict, spec: OpSpec, ctx: KernelContext) -> list:
         """The kernel on typed JAX arrays (by field); outputs in schema order, each still in
-        the compute type, the FusedActivation applied to the first."""
-        outs = self._call(self.kernel, self.kernel_attrs, inputs, spec, ctx)
-        if self.fused:
-            outs[0] = apply_fused(outs[0], spec.attr.get(FUSED), ctx, self.outputs[0])
+        the compute type, the FusedActivation applied to the first.
+
+        Traced (inside a program's jit) with ``jax.disable_jit``: jax.numpy's functions are
+        jitted functions of their own, and each call inside a trace otherwise traces and
+        lowers a nested program per new signature; the program's operations are the same
+        (XLA inlines those calls), so are its results. A kernel's loops run through
+        :func:`loop`, which turns jit back on for them."""
+        with _jit_off_when_traced(inputs):
+            outs = self._call(self.kernel, self.kernel_attrs, inputs, spec, ctx)
+            if self.fused:
+                outs[0] = apply_fused(outs[0], spec.attr.get(FUSED), ctx, self.outputs[0])
         return outs
 
     def run_reference(self, inputs: dict, spec: OpSpec, ctx: KernelContext) -> list:

@@ -495,6 +495,10 @@ def trace(plan: Plan) -> Callable:
     on_cpu = _platform(plan) == "cpu"
 
     def program(*args):
+        with jax.disable_jit():
+            return _program(*args)
+
+    def _program(*args):
         rest = list(args[n_in:])
         zero = rest.pop(0) if sealed else None
         scalars = rest.pop(0) if has_scalars else static

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .._core.registry import Sizes, apply_fused, apply_fused_reference
+from .._core.registry import Sizes, apply_fused, apply_fused_reference, loop
 from .._schema.members import members
 
 FORWARD, BACKWARD, BIDIRECTIONAL = members(
@@ -99,7 +99,7 @@ def run_direction(xw, step, init, lens, reverse):
         kept = tuple(jnp.where(valid[:, None], n, s) for n, s in zip(new, state))
         return kept, jnp.where(valid[:, None], new[0], jnp.zeros((), new[0].dtype))
 
-    final, outs = lax.scan(body, init, (seq, k < lens[None, :]))
+    final, outs = loop(lax.scan, body, init, (seq, k < lens[None, :]))
     if reverse:
         outs = jnp.take_along_axis(outs, idx[:, :, None], axis=0)
         outs = jnp.where((k < lens[None, :])[:, :, None], outs, jnp.zeros((), outs.dtype))

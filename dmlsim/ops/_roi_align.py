@@ -30,6 +30,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from .._core.registry import loop
 from .._schema.members import members
 
 AVERAGE, MAX = members("DML_REDUCE_FUNCTION", "AVERAGE MAX")
@@ -90,7 +91,7 @@ def roi_align(x, rois, batch, out_h, out_w, a, ctx):
 
     init = (jnp.zeros((r.shape[0], ch, out_h, out_w), xc.dtype),
             jnp.full((r.shape[0], ch, out_h, out_w), -jnp.inf, xc.dtype))
-    total, best = lax.fori_loop(0, mx * my, body, init)
+    total, best = loop(lax.fori_loop, 0, mx * my, body, init)
     if a["ReductionFunction"] == MAX:
         return best
     return total / (nx * ny).astype(xc.dtype)[:, None, None, None]

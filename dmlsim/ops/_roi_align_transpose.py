@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .._core.registry import loop
 from ._roi_align import MAX, NEAREST, _gather, _linear_axis, axis_samples, coords
 
 
@@ -45,7 +46,7 @@ def roi_align_transpose(x, dy, rois, batch, a):
             wins = use[:, None, None, None] & ~(v <= best)
             return jnp.where(wins, v, best), jnp.where(wins, i, at)
         init = (jnp.full(dy.shape, -jnp.inf, x.dtype), jnp.zeros(dy.shape, jnp.int32))
-        _, chosen = lax.fori_loop(0, count, pick, init)
+        _, chosen = loop(lax.fori_loop, 0, count, pick, init)
     rr = b[:, None, None, None]
     cc = jnp.arange(ch)[None, :, None, None]
 
@@ -73,4 +74,4 @@ def roi_align_transpose(x, dy, rois, batch, a):
                    xi.astype(jnp.int32)[:, None, None, :])
             dx = dx.at[idx].add(g * wt)
         return dx
-    return lax.fori_loop(0, count, scatter, jnp.zeros(x.shape, x.dtype))
+    return loop(lax.fori_loop, 0, count, scatter, jnp.zeros(x.shape, x.dtype))
