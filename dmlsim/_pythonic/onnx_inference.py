@@ -24,7 +24,7 @@ import numpy as np
 
 from .._api import public as dml
 from . import onnx_model
-from . import onnx_partition, onnx_rewrite
+from . import onnx_partition, onnx_rewrite, onnx_rewrite_gemm
 from .device_run import DeviceTensor
 from .onnx_iobinding import IOBinding, payload
 from .onnx_lower import NeedsConstant, fail
@@ -34,9 +34,10 @@ from .onnx_plan import make_device
 
 class GraphOptimizationLevel(enum.IntEnum):
     """ORT's levels. ORT_DISABLE_ALL keeps every ONNX node a DML operator of its own; any other
-    level folds a Conv's constant BatchNormalization, Mul and Add into its weights (ORT's
-    basic-level rewrites, ``onnx_rewrite``) and activations into their producer's
-    FusedActivation, as the DML provider's fusion does."""
+    level folds a Conv's constant BatchNormalization, Mul and Add into its weights and a
+    MatMul's bias Add into a Gemm (ORT's basic-level rewrites, ``onnx_rewrite`` and
+    ``onnx_rewrite_gemm``) and activations into their producer's FusedActivation, as the DML
+    provider's fusion does."""
 
     ORT_DISABLE_ALL = 0
     ORT_ENABLE_BASIC = 1
@@ -182,6 +183,7 @@ class InferenceSession:
             opts.free_dimension_overrides_by_denotation)
         if opts.graph_optimization_level != GraphOptimizationLevel.ORT_DISABLE_ALL:
             self._model = onnx_rewrite.fold_convolutions(self._model, self._base_dir)
+            self._model = onnx_rewrite_gemm.fuse_matmul_add(self._model)
         self._inputs = onnx_model.runtime_inputs(self._model)
         self._outputs = onnx_model.specs(self._model.graph.output)
         self._providers = list(providers or ["DmlExecutionProvider"])
