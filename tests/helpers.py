@@ -16,6 +16,8 @@ these helpers exercises the same path a ported DirectML program does:
   exact comparisons (bit patterns; NaN positions plus ULP distance for floats).
 - Fixtures ``env`` (function scope, fresh devices) and ``shared_env`` (session scope; never
   remove its device) — import them into a test module to use them.
+- :func:`ort_optimized`: the model ONNX Runtime's CPU session writes after its basic-level
+  rewrites (the reference for dmlsim's copies of them).
 """
 from __future__ import annotations
 
@@ -437,3 +439,16 @@ def llm_feeds(tokens, past=0, buf=None, kv=None, layers=2, kv_heads=2, head_size
             feeds[f"past_key_values.{layer}.{name}"] = kv[f"present.{layer}.{name}"] if kv \
                 else np.zeros((1, kv_heads, buf or 0, head_size), np.float16)
     return feeds
+
+
+def ort_optimized(model, tmp_path):
+    """``model`` (an onnx ModelProto) as ONNX Runtime optimizes it at ORT_ENABLE_BASIC, read
+    back from the file its CPU session writes (``optimized_model_filepath``)."""
+    import onnx
+    import onnxruntime as ort
+    o = ort.SessionOptions()
+    o.optimized_model_filepath = str(tmp_path / "opt.onnx")
+    o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    o.log_severity_level = 3
+    ort.InferenceSession(model.SerializeToString(), o, providers=["CPUExecutionProvider"])
+    return onnx.load(str(tmp_path / "opt.onnx"))

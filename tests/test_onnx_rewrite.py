@@ -2,13 +2,14 @@
 and biases are the initializers of ORT's own optimized model bit for bit, the nodes ORT keeps
 are kept, and a session's results match ORT's CPU provider on the same file."""
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 import dmlsim.onnx as donnx
 from dmlsim._pythonic import onnx_rewrite
+
+from helpers import ort_optimized
 
 C = 6
 IR = 10  # an IR version every supported ONNX Runtime reads (1.30 stops at 13)
@@ -50,15 +51,6 @@ def _chain(dtype, bias, rng, tail=("bn", "mul", "add")):
     return _model(dtype, nodes, inits)
 
 
-def _ort_optimized(model, tmp_path):
-    o = ort.SessionOptions()
-    o.optimized_model_filepath = str(tmp_path / "opt.onnx")
-    o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    o.log_severity_level = 3
-    ort.InferenceSession(model.SerializeToString(), o, providers=["CPUExecutionProvider"])
-    return onnx.load(str(tmp_path / "opt.onnx"))
-
-
 def _conv_params(model):
     """The Conv's (W, B) arrays, through the Casts ORT's CPU provider puts before FLOAT16."""
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
@@ -73,7 +65,7 @@ def test_conv_bn_mul_add_fold_as_onnx_runtime_folds_them(dtype, bias, tmp_path):
     rng = np.random.default_rng(7 + bias)
     model = _chain(dtype, bias, rng)
     ours = onnx_rewrite.fold_convolutions(model)
-    theirs = _ort_optimized(model, tmp_path)
+    theirs = ort_optimized(model, tmp_path)
     assert [n.op_type for n in ours.graph.node] == ["Conv", "Relu"]
     assert [n.op_type for n in theirs.graph.node if n.op_type != "Cast"] == ["Conv", "Relu"]
     for a, b in zip(_conv_params(ours), _conv_params(theirs), strict=True):
@@ -123,7 +115,7 @@ def test_what_onnx_runtime_does_not_fold_is_kept(tmp_path):
         model = _model(np.float32, nodes, {"W": W, "k": k, "s": np.float32(2)},
                        inputs=[helper.make_tensor_value_info("u", 1, [1, C, 1, 1])])
         ours = onnx_rewrite.fold_convolutions(model)
-        theirs = _ort_optimized(model, tmp_path)
+        theirs = ort_optimized(model, tmp_path)
         assert ours is model, name
         assert [n.op_type for n in theirs.graph.node] == [n.op_type for n in nodes], name
 

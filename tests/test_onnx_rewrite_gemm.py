@@ -5,13 +5,14 @@ ORT's CPU provider on the same file, and a fused FLOAT16 pair rounds once."""
 import collections
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import dmlsim.onnx as donnx
 from dmlsim._pythonic.onnx_rewrite_gemm import fuse_matmul_add
+
+from helpers import ort_optimized
 
 IR = 10  # an IR version every supported ONNX Runtime reads (1.30 stops at 13)
 F, H = TensorProto.FLOAT, TensorProto.FLOAT16
@@ -61,15 +62,6 @@ CASES = {  # name: (model, fused by ORT 1.32)
 }
 
 
-def _ort_optimized(model, tmp_path):
-    o = ort.SessionOptions()
-    o.optimized_model_filepath = str(tmp_path / "opt.onnx")
-    o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    o.log_severity_level = 3
-    ort.InferenceSession(model.SerializeToString(), o, providers=["CPUExecutionProvider"])
-    return onnx.load(str(tmp_path / "opt.onnx"))
-
-
 def _arithmetic(model):
     return collections.Counter(n.op_type for n in model.graph.node if n.op_type in ARITHMETIC)
 
@@ -86,7 +78,7 @@ def _feeds(model, rng):
 @pytest.mark.parametrize("name", list(CASES))
 def test_pairs_fuse_where_onnx_runtime_fuses_them(name, tmp_path):
     model, fused = CASES[name]
-    ours, theirs = _arithmetic(fuse_matmul_add(model)), _arithmetic(_ort_optimized(model, tmp_path))
+    ours, theirs = _arithmetic(fuse_matmul_add(model)), _arithmetic(ort_optimized(model, tmp_path))
     assert ours == theirs == (collections.Counter(Gemm=1) if fused else
                               collections.Counter(MatMul=1, Add=1))
     feeds = _feeds(model, np.random.default_rng(1))
@@ -134,7 +126,7 @@ def test_a_bert_attentions_projections_are_kept_for_its_attention_fusion(tmp_pat
     """ORT keeps the four projections of this pattern (its attention fusion wants them), so
     every 3-D MatMul + Add here stays; ORT_DISABLE_ALL is not needed for that."""
     model = _bert_attention()
-    ours, theirs = _arithmetic(fuse_matmul_add(model)), _arithmetic(_ort_optimized(model, tmp_path))
+    ours, theirs = _arithmetic(fuse_matmul_add(model)), _arithmetic(ort_optimized(model, tmp_path))
     assert ours == theirs == collections.Counter(MatMul=6, Add=5)
     x = np.random.default_rng(3).standard_normal((2, 4, 8)).astype(np.float32)
     (got,) = donnx.InferenceSession(model.SerializeToString()).run(None, {"x": x})
