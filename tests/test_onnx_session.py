@@ -432,20 +432,26 @@ def test_a_result_that_a_gemm_and_an_add_both_read_is_stored_once():
 def test_a_convolutions_input_is_stored_once():
     """A Conv asks to read its input stored (``cpu_stored_inputs``): the HardSwish-like chain
     before a depthwise Conv is stored once, not run inside the convolution's padding loop, and
-    so is the Add before a 1x1 Conv; the Add inside the chain (read by one Mul) is not.
+    so is the Add before a 1x1 Conv; the Add inside the chain (read by one Mul) is not. The 1x1
+    Conv's result (its Relu fused into it) before a 3x3 Conv, which XLA runs as a convolution
+    reading NHWC, is stored channels last; the other two as they are (a tap walk and a product
+    over channels read NCHW).
     Results as ONNX Runtime's."""
     import onnxruntime as ort
 
     rng = np.random.default_rng(6)
     inits = [numpy_helper.from_array(rng.standard_normal((4, 1, 3, 3)).astype(np.float32), "D"),
              numpy_helper.from_array(rng.standard_normal((4, 4, 1, 1)).astype(np.float32), "P"),
+             numpy_helper.from_array(rng.standard_normal((4, 4, 3, 3)).astype(np.float32), "K"),
              numpy_helper.from_array(np.float32(3), "three")]
     nodes = [helper.make_node("Add", ["x", "three"], ["t"]),
              helper.make_node("Mul", ["x", "t"], ["h"]),  # read by the depthwise Conv
              helper.make_node("Conv", ["h", "D"], ["d"], group=4, pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["d"], ["r"]),
              helper.make_node("Add", ["r", "three"], ["u"]),  # read by the 1x1 Conv
-             helper.make_node("Conv", ["u", "P"], ["y"])]
+             helper.make_node("Conv", ["u", "P"], ["p"]),
+             helper.make_node("Relu", ["p"], ["v"]),  # read by the 3x3 Conv
+             helper.make_node("Conv", ["v", "K"], ["y"], pads=[1, 1, 1, 1])]
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                                      [1, 4, 5, 5])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
@@ -454,8 +460,10 @@ def test_a_convolutions_input_is_stored_once():
     session = donnx.InferenceSession(model.SerializeToString())
     (got,) = session.run(None, {"x": x})
     core = session.last_plan.compiled._core
-    assert sorted(core.nodes[k].opdef.name for k, _ in core._stored_once()) == [
-        "DML_OPERATOR_ELEMENT_WISE_ADD", "DML_OPERATOR_ELEMENT_WISE_MULTIPLY"]
+    assert sorted((core.nodes[k].opdef.name, order)
+                  for (k, _), order in core._stored_once().items()) == [
+        ("DML_OPERATOR_CONVOLUTION", (0, 2, 3, 1)),
+        ("DML_OPERATOR_ELEMENT_WISE_ADD", None), ("DML_OPERATOR_ELEMENT_WISE_MULTIPLY", None)]
     want = ort.InferenceSession(model.SerializeToString(),
                                 providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

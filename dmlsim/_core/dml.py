@@ -161,9 +161,10 @@ class Dispatchable:
         """XLA options its operators ask of a CPU program (OperatorDef.cpu_compiler_options)."""
         return {}
 
-    def cpu_stored_inputs(self) -> frozenset:
-        """Indices of the inputs a CPU program stores once (OperatorDef.cpu_stored_inputs)."""
-        return frozenset()
+    def cpu_stored_inputs(self) -> dict:
+        """{input index: dimension order or None}: the inputs a CPU program stores once
+        (OperatorDef.cpu_stored_inputs)."""
+        return {}
 
 
 class CompiledOperator(Dispatchable):
@@ -203,10 +204,11 @@ class CompiledOperator(Dispatchable):
         hook = self.opdef.cpu_compiler_options
         return dict(hook(self.spec) or {}) if hook is not None else {}
 
-    def cpu_stored_inputs(self) -> frozenset:
+    def cpu_stored_inputs(self) -> dict:
         hook = self.opdef.cpu_stored_inputs
-        fields = hook(self.spec) if hook is not None else ()
-        return frozenset(i for i, (name, _, _) in enumerate(self.in_slots) if name in fields)
+        fields = dict(hook(self.spec) or {}) if hook is not None else {}
+        return {i: fields[name] for i, (name, _, _) in enumerate(self.in_slots)
+                if name in fields}
 
     def kernel_call(self, inputs):
         """Run the kernel on flattened typed inputs; returns flattened outputs."""

@@ -151,7 +151,7 @@ class CompiledGraph(Dispatchable):
         """Every node in topological order; returns the graph outputs' values. With ``shared``
         the node outputs :meth:`_stored_once` names are sealed by ``views.sealed_shared``."""
         produced = {}
-        stored = self._stored_once() if shared and seal is not None else frozenset()
+        stored = self._stored_once() if shared and seal is not None else {}
         for k in self.order:
             node = self.nodes[k]
             if node is None:
@@ -177,29 +177,33 @@ class CompiledGraph(Dispatchable):
                 if value.shape != spec.sizes:
                     value = jnp.broadcast_to(value, spec.sizes)
                 if seal is not None:
-                    value = (views.sealed_shared if (k, o) in stored else
-                             views.sealed)(value, seal)
+                    value = _stored(value, seal, stored[(k, o)]) if (k, o) in stored else \
+                        views.sealed(value, seal)
                 produced[(k, o)] = value
         return [produced[(k, o)] for k, o in self.outputs_from]
 
-    def _stored_once(self) -> frozenset:
-        """The node outputs that several nodes read, one of them not element-wise (a GEMM, a
-        reduction, a convolution, a slice): a LayerNormalization's result that the next GEMMs
-        and the residual ADD both read. Those are sealed so that XLA stores them once
-        (``views.sealed_shared``): MiniLM's CPU run 46 -> 33 ms. Results that only element-wise
-        nodes read together (a HardSwish's x * (x + 3)) fuse with them instead: storing those
-        made PaddleOCR rec 15% slower. And the inputs a node's operator asks to read stored
-        (``OperatorDef.cpu_stored_inputs``: a convolution's)."""
-        readers, stored = collections.defaultdict(list), set()
-        for (k, i), src in self.sources.items():
+    def _stored_once(self) -> dict:
+        """{node output: dimension order or None}: the node outputs that several nodes read,
+        one of them not element-wise (a GEMM, a reduction, a convolution, a slice): a
+        LayerNormalization's result that the next GEMMs and the residual ADD both read. Those
+        are sealed so that XLA stores them once (``views.sealed_shared``): MiniLM's CPU run 46
+        -> 33 ms. Results that only element-wise nodes read together (a HardSwish's x * (x +
+        3)) fuse with them instead: storing those made PaddleOCR rec 15% slower. And the inputs
+        a node's operator asks to read stored (``OperatorDef.cpu_stored_inputs``: a
+        convolution's), in the dimension order the first such reader asks for."""
+        readers, stored = collections.defaultdict(list), {}
+        for (k, i), src in sorted(self.sources.items()):
             if src is not None and src[0] == "node":
                 readers[src[1:]].append(self.nodes[k].opdef.name)
-                if i in self.nodes[k].cpu_stored_inputs():
-                    stored.add(src[1:])
-        return frozenset(stored) | frozenset(
-            out for out, names in readers.items() if len(names) > 1 and not all(
-                n.startswith(("DML_OPERATOR_ELEMENT_WISE_", "DML_OPERATOR_ACTIVATION_"))
-                for n in names))
+                asks = self.nodes[k].cpu_stored_inputs()
+                if i in asks and stored.get(src[1:]) is None:
+                    stored[src[1:]] = asks[i]
+        for out, names in readers.items():
+            if out not in stored and len(names) > 1 and not all(
+                    n.startswith(("DML_OPERATOR_ELEMENT_WISE_", "DML_OPERATOR_ACTIVATION_"))
+                    for n in names):
+                stored[out] = None
+        return stored
 
     def _out_spec(self, k, o):
         return self.nodes[k].out_slots[o][2]
@@ -209,6 +213,16 @@ class CompiledGraph(Dispatchable):
             raise fault(f"{self.layout.name}: the compiled graph was executed before an "
                         "operator initializer initialized it")
         return dispatch_steps(self, b, descs)
+
+
+def _stored(value, seal, order):
+    """``value`` sealed to be stored once (``views.sealed_shared``), in dimension ``order``
+    when one is asked for: transposed, stored, and transposed back, which XLA folds into the
+    producer (it writes that layout) and into the readers that want it (they read it as is)."""
+    if order is None or len(order) != value.ndim:
+        return views.sealed_shared(value, seal)
+    back = tuple(int(d) for d in np.argsort(order))
+    return jnp.transpose(views.sealed_shared(jnp.transpose(value, order), seal), back)
 
 
 def _reinterpret(value, src_spec, dst_spec):

@@ -165,10 +165,13 @@ class OperatorDef:
     - ``cpu_compiler_options(spec) -> dict | None``: XLA options for a CPU program that runs
       the operator (merged over its dispatches; a large CONVOLUTION asks for XLA's own
       multithreaded convolutions).
-    - ``cpu_stored_inputs(spec) -> tuple``: input fields that a CPU program stores once before
-      the kernel reads them, when another node of a compiled graph produced them (a CONVOLUTION
-      pads, transposes or hands its input to a library, and XLA's CPU backend otherwise runs the
-      producer's whole element-wise chain inside that loop: a padding loop element by element).
+    - ``cpu_stored_inputs(spec) -> dict``: {input field: dimension order or None}, the inputs
+      that a CPU program stores once before the kernel reads them, when another node of a
+      compiled graph produced them (a CONVOLUTION pads, transposes or hands its input to a
+      library, and XLA's CPU backend otherwise runs the producer's whole element-wise chain
+      inside that loop: a padding loop element by element); a dimension order stores the
+      value transposed to it (the layout the kernel's library reads: channels last for a
+      convolution XLA runs), and the kernel still gets it in the desc's order.
     - ``condition(spec, condition)``: picks support tables that carry a condition (REDUCE).
     - ``ulp``: tolerated ULP against the reference, per float data type name.
     - ``error_bound(inputs, spec, np_dtype) -> array``: instead of ULP, the largest absolute
