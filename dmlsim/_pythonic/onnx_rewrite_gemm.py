@@ -10,16 +10,17 @@ the pair becomes ``Gemm(A, B, bias)``; with A of another rank, when A's shape an
 numbers, ``Reshape(A, [M, K])``, the Gemm, and ``Reshape`` to the MatMul's output shape, unless
 the pair is one of a BERT attention's four projections (ORT keeps those for its attention
 fusion: a LayerNormalization read by three MatMuls, one Add and Shapes, the Add's other input
-the output projection's Add). As ONNX Runtime 1.32 does (later sources also keep a MatMul
-whose A is an attention's output). The
-bias (the Add's other input) must be N, or with A a matrix 1 x N, M x 1 or M x N. Shapes are
-onnx's shape inference's, as ORT resolves them.
+the output projection's Add). The bias (the Add's other input) must be N, or with A a matrix
+1 x N, M x 1 or M x N. Shapes are onnx's shape inference's, as ORT resolves them. All as ONNX
+Runtime 1.32 does it (later sources also keep a MatMul whose A is an attention's output).
 """
 from __future__ import annotations
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from . import onnx_shapes
 
 FLOAT_TYPES = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16)
 ONNX_DOMAINS = ("", "ai.onnx")
@@ -46,14 +47,6 @@ def _is(node, op, domain=ONNX_DOMAINS) -> bool:
 class _Graph:
     def __init__(self, model):
         g = model.graph
-        self.g = g
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False).graph
-        self.info = {v.name: v for v in list(inferred.value_info) + list(inferred.input) +
-                     list(inferred.output)}
-        for init in g.initializer:
-            if init.name not in self.info:
-                self.info[init.name] = helper.make_tensor_value_info(
-                    init.name, init.data_type, list(init.dims))
         self.producer = {o: n for n in g.node for o in n.output if o}
         self.readers: dict = {}
         for n in g.node:
@@ -63,6 +56,19 @@ class _Graph:
         self.outputs = {o.name for o in g.output}
         self.attn_ln: set = set()
         self.attn_add: set = set()
+        self.info: dict = {}
+
+    def candidates(self) -> bool:
+        """Whether some MatMul's output is read by an Add (else no shapes are needed)."""
+        return any(_is(n, "MatMul") and any(_is(r, "Add") for r in self.readers.get(o, []))
+                   for o, n in self.producer.items())
+
+    def infer(self, model) -> None:
+        self.info = onnx_shapes.value_infos(model)
+        for init in model.graph.initializer:
+            if init.name not in self.info:
+                self.info[init.name] = helper.make_tensor_value_info(
+                    init.name, init.data_type, list(init.dims))
 
     def elem(self, name):
         vi = self.info.get(name)
@@ -102,12 +108,13 @@ def fuse_matmul_add(model) -> onnx.ModelProto:
     """``model`` with ORT's MatMulAddFusion applied (a copy; ``model`` itself when nothing
     fuses, or when onnx cannot infer its shapes, as ORT then cannot load it)."""
     g0 = model.graph
-    if not any(_is(n, "MatMul") for n in g0.node) or \
-            not any(_is(n, "Add") for n in g0.node) or \
-            next((o.version for o in model.opset_import if o.domain in ONNX_DOMAINS), 0) < 7:
+    if next((o.version for o in model.opset_import if o.domain in ONNX_DOMAINS), 0) < 7:
+        return model
+    g = _Graph(model)
+    if not g.candidates():
         return model
     try:
-        g = _Graph(model)
+        g.infer(model)
     except Exception:  # noqa: BLE001 -- the lowering reports what is wrong with the model
         return model
     replaced: dict = {}  # id(node) -> nodes in its place ([] for a removed Add)

@@ -73,3 +73,11 @@ def infer(model):
                                    f"dmlsim.onnx: shape inference failed: {e}") from None
     _restore(inferred, model)
     return inferred
+
+
+def value_infos(model) -> dict:
+    """{value name: ValueInfoProto}: ``model``'s inputs, outputs and the values onnx's shape
+    inference types (lenient, with data propagation; the weights' bytes not sent through
+    it). Raises what onnx raises."""
+    inferred = shape_inference.infer_shapes(_shapes_only(model), data_prop=True).graph
+    return {v.name: v for v in [*inferred.value_info, *inferred.input, *inferred.output]}
