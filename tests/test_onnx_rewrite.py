@@ -4,6 +4,7 @@ are kept, and a session's results match ORT's CPU provider on the same file."""
 import numpy as np
 import onnxruntime as ort
 import pytest
+import onnx
 from onnx import helper, numpy_helper
 
 import dmlsim.onnx as donnx
@@ -143,3 +144,37 @@ def test_a_reshaped_constant_folds_and_ort_disable_all_keeps_every_node():
     for o in (None, opts):
         (got,) = donnx.InferenceSession(model.SerializeToString(), o).run(None, {"x": x})
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_constant_nodes_are_read_as_the_reference_evaluator_reads_them():
+    """``evaluate`` reads a Constant's tensor, float(s) or int(s) directly (most constant nodes
+    a lowering folds): the same dtype, shape and bytes as onnx's reference evaluator gives."""
+    from onnx import AttributeProto
+    from onnx.reference import ReferenceEvaluator
+
+    def empty(name, kind):
+        node = helper.make_node("Constant", [], ["y"])
+        node.attribute.add(name=name, type=kind)
+        return node
+    tensor = lambda a: helper.make_node("Constant", [], ["y"],  # noqa: E731
+                                        value=numpy_helper.from_array(a))
+    nodes = [tensor(np.array([[1.5, -0.0], [np.nan, 3]], np.float16)),
+             tensor(np.array(7, np.int32)), tensor(np.array([True, False])),
+             tensor(np.array([1, 2**63], np.uint64)),
+             helper.make_node("Constant", [], ["y"], value_float=2.5),
+             helper.make_node("Constant", [], ["y"], value_floats=[1.0, 2.25]),
+             helper.make_node("Constant", [], ["y"], value_int=-3),
+             helper.make_node("Constant", [], ["y"], value_ints=[4, 5, 6]),
+             empty("value_ints", AttributeProto.INTS), empty("value_floats", AttributeProto.FLOATS)]
+    opsets = [helper.make_opsetid("", 17)]
+    for node in nodes:
+        assert onnx_rewrite._constant(node) is not None
+        (fast,) = onnx_rewrite.evaluate(node, [], opsets)
+        graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info(
+            "y", onnx.TensorProto.UNDEFINED, None)])
+        (slow,) = ReferenceEvaluator(helper.make_model(graph, opset_imports=opsets)).run(None, {})
+        slow = np.asarray(slow)
+        assert (fast.dtype, fast.shape, fast.tobytes()) == (slow.dtype, slow.shape, slow.tobytes())
+    strings = helper.make_node("Constant", [], ["y"], value_strings=["a"])
+    assert onnx_rewrite._constant(strings) is None  # the evaluator's
+    assert onnx_rewrite.evaluate(strings, [], opsets)[0].tolist() == ["a"]

@@ -37,7 +37,12 @@ CONST_LIMIT = 1 << 20  # elements of an all-constant node evaluated here
 
 def evaluate(node, arrays, opset_import) -> list:
     """``node`` run alone by onnx's reference evaluator on ``arrays`` (None for an absent
-    input); its outputs as NumPy arrays. Raises what the evaluator raises."""
+    input); its outputs as NumPy arrays. Raises what the evaluator raises. A Constant of a
+    tensor, float(s) or int(s) is read directly, as the evaluator reads it (most of a model's
+    constant nodes: 506 of PaddleOCR rec's 539, 0.35 ms each through the evaluator)."""
+    value = _constant(node)
+    if value is not None:
+        return [value]
     names = [f"in{i}" for i in range(len(node.input))]
     feeds = {n: a for n, a, name in zip(names, arrays, node.input) if name and a is not None}
     one = helper.make_node(node.op_type, [n if n in feeds else "" for n in names],
@@ -50,6 +55,27 @@ def evaluate(node, arrays, opset_import) -> list:
     model = helper.make_model(helper.make_graph([one], "fold", inputs, outputs),
                               opset_imports=opset_import)
     return [np.asarray(r) for r in ReferenceEvaluator(model).run(None, feeds)]
+
+
+_CONSTANT_ATTRS = {"value_float": lambda a: np.array(a.f, np.float32),
+                   "value_floats": lambda a: np.array(list(a.floats), np.float32),
+                   "value_int": lambda a: np.array(a.i, np.int64),
+                   "value_ints": lambda a: np.array(list(a.ints), np.int64)}
+
+
+def _constant(node):
+    """A Constant node's value, or None (another node, strings, a sparse or external tensor:
+    the evaluator's)."""
+    if node.op_type != "Constant" or node.domain not in ("", "ai.onnx") or \
+            len(node.attribute) != 1 or len(node.output) != 1:
+        return None
+    a = node.attribute[0]
+    if a.name == "value" and a.type == onnx.AttributeProto.TENSOR and \
+            a.t.data_location != onnx.TensorProto.EXTERNAL and \
+            a.t.data_type != onnx.TensorProto.STRING:
+        return numpy_helper.to_array(a.t)
+    read = _CONSTANT_ATTRS.get(a.name)
+    return read(a) if read is not None else None
 
 
 class _Constants:
