@@ -47,8 +47,8 @@ class _Settings:
             "first" if mode == "first" else "1"
         # DMLSIM_TYPED_WEIGHTS=0: whole-list programs read OWNED_BY_DML tensors out of the
         # persistent resource's storage at every execution, as one-record programs do, instead
-        # of taking typed copies made once (steps.typed_views; the default: more device memory,
-        # no per-run copies of the weights).
+        # of taking typed copies made once (typed_views.py; the default: more device memory, no
+        # per-run copies of the weights).
         self.typed_weights = os.environ.get("DMLSIM_TYPED_WEIGHTS", "1") not in (
             "0", "false", "False")
         # dmlsim.trace() sets this to hook(queue, item, run) while it records; a queue checks

@@ -83,7 +83,7 @@ class DeviceMemory:
         # donates them; a program writing it makes a new array instead of updating in place
         self.lent = False
         self._writes = 0      # storages assigned: with the group's version, ``stamp``
-        self.typed = None     # (stamp, {(byte offset, spec): typed array}): steps.typed_views
+        self.typed = None     # (stamp, {(byte offset, spec, order): typed array}): typed_views
         self.host = False
 
     @property

@@ -22,7 +22,6 @@ one key, one trace.
 """
 from __future__ import annotations
 
-import collections
 import functools
 from typing import Any, Callable, NamedTuple
 
@@ -32,20 +31,18 @@ import numpy as np
 from jax import lax
 
 from . import config
-from .dtypes import UNSIGNED_OF_SIZE, calc_buffer_tensor_size, is_packed4
+from .dtypes import UNSIGNED_OF_SIZE, is_packed4
 from .memory import Group, convert, unit
+from .typed_views import typed_views
 from .views import apply_dispatch, read_view, write_view
 
 # A plan keeps the buffers of up to this many bytes it writes in one Group (one argument and
 # one output for all of them: JAX charges each array of a program), when it has several steps.
 GROUP_MAX_BYTES = 1 << 16
 MANY_DISPATCHES = 64  # past this many dispatches a GPU program skips multi-output fusion
-TYPED_VIEWS_PER_MEMORY = 4096  # typed copies one persistent resource keeps (typed_views)
 # OWNED_BY_DML tensors smaller than this stay slices of the storage: copying one costs
 # microseconds per run, less than the typed copies' program costs to compile once
 TYPED_MIN_BYTES = 1 << 16
-# views of one shape (and byte offset within a word) read by a shared reader (_typed_reader)
-SHARED_READER_VIEWS = 3
 
 
 class View(NamedTuple):
@@ -406,69 +403,6 @@ def _raw_reads(steps, pinned: set) -> set:
         else:
             used.add(s.src)  # Readback
     return used
-
-
-def typed_views(mem, views, cache) -> list:
-    """The typed arrays of ``views`` ((byte offset, spec) of device memory ``mem``): made once
-    by one program, then kept on the memory until its bytes change (``stamp``). The same bits
-    ``read_view`` reads, copied out once instead of at every execution."""
-    stamp = mem.stamp()
-    held = mem.typed
-    if held is None or held[0] != stamp:
-        held = mem.typed = (stamp, {})
-    got = held[1]
-    try:
-        return [got[v] for v in views]
-    except KeyError:
-        pass
-    missing = tuple(v for v in views if v not in got)
-    if len(got) + len(missing) > TYPED_VIEWS_PER_MEMORY:
-        got.clear()
-    # a view shape that recurs (a model's layers) gets a reader of its own taking the word
-    # offset as an argument; the others are read by one program with their offsets constants
-    shapes = collections.Counter((offset % 4, spec) for offset, spec in missing)
-    rest = []
-    for offset, spec in missing:
-        word, rem = divmod(offset, 4)
-        words = -(-(rem + calc_buffer_tensor_size(spec.data_type, spec.sizes,
-                                                  spec.element_strides)) // 4)
-        if shapes[(rem, spec)] < SHARED_READER_VIEWS or mem.words >= 2 ** 31 or \
-                word + words > mem.words:
-            rest.append((offset, spec))
-            continue
-        fn = cache.program(("typed view", mem.words, spec, rem, words),
-                           lambda: _typed_reader(spec, rem, words))
-        got[(offset, spec)] = fn(mem.array, np.int32(word))
-    if rest:
-        rest = tuple(rest)
-        fn = cache.program(("typed views", mem.words, rest), lambda: _typed_program(rest))
-        got.update(zip(rest, fn(mem.array)))
-    return [got[v] for v in views]
-
-
-@functools.lru_cache(maxsize=64)
-def _typed_reader(spec, rem, words):
-    """The jitted reader of one view shape's typed copies, the word offset an argument: a
-    model's layers share a handful of weight shapes, each read by one small program, where one
-    program with every offset a constant compiles a copy per weight (XLA on the 2-core CPU:
-    about 40 ms a program plus 14 ms a copy; MiniLM's 37 weights 0.53 s in one program, 0.19 s
-    as 5 readers; PaddleOCR rec's weights, of 13 shapes, 0.23 s in one program and 0.52 s as
-    readers, hence SHARED_READER_VIEWS). One per shape in the process, so each new session or
-    device on the model compiles nothing."""
-    @jax.jit
-    def typed(storage, word):
-        return read_view(lax.dynamic_slice(storage, (word,), (words,)), spec, rem)
-    return typed
-
-
-@functools.lru_cache(maxsize=64)
-def _typed_program(views):
-    """The jitted reader of ``views``, their offsets constants: the views of shapes that do
-    not recur, and any in a storage of 2^31 words or more (an int32 holds no such offset)."""
-    @jax.jit
-    def typed(storage):
-        return tuple(read_view(storage, spec, offset) for offset, spec in views)
-    return typed
 
 
 def _starts(mems, packed):
