@@ -14,6 +14,7 @@ from dmlsim._core import config, steps
 from dmlsim._core.memory import DeviceMemory
 from dmlsim._core.plancache import PlanCache
 from dmlsim._core.tensor import TensorSpec
+from dmlsim._core.typed_views import in_order
 
 
 def _model(w, b):
@@ -43,7 +44,7 @@ def test_a_session_reads_its_weights_as_typed_arrays_with_the_same_bits(monkeypa
         got[typed] = [session.run(None, {"x": x})[0] for _ in range(3)]
         assert (len(calls) > before) == typed  # off: no typed views at all
     # each run of the typed session asked for W's view; B, under TYPED_MIN_BYTES, stays a slice
-    assert {tuple(spec.sizes for _, spec in views) for views in calls} == {((1, 1, 128, 160),)}
+    assert {tuple(spec.sizes for _, spec, _ in views) for views in calls} == {((1, 1, 128, 160),)}
     want = np.maximum(x.astype(np.float64) @ w + b, 0)
     for typed, runs in got.items():
         for y in runs:
@@ -62,7 +63,8 @@ def test_typed_views_follow_the_persistent_resource_bytes():
     mem.array = jnp.asarray(first.view(np.uint32))
     cache = PlanCache()
     small = TensorSpec(dml.DML_TENSOR_DATA_TYPE_FLOAT32, (2,), None, 0, 8)
-    views = ((8, spec), (32, half), (50, half), (40, small), (48, small), (56, small))
+    views = ((8, spec, None), (32, half, None), (50, half, None), (40, small, None),
+             (48, small, None), (56, small, None))
     got = steps.typed_views(mem, views, cache)
     a, h, h50 = got[:3]
     assert np.asarray(a).tolist() == first[2:8].reshape(2, 3).tolist()
@@ -80,3 +82,40 @@ def test_typed_views_follow_the_persistent_resource_bytes():
     mem.array = jnp.asarray(second.view(np.uint32))
     (a2,) = steps.typed_views(mem, views[:1], cache)
     assert a2 is not a and np.asarray(a2).tolist() == second[2:8].reshape(2, 3).tolist()
+    # a view asked for in a dimension order: its copy is made transposed, and in_order
+    # (what the program applies) gives the desc's order back, bit for bit
+    (t,) = steps.typed_views(mem, ((8, spec, (1, 0)),), cache)
+    assert np.asarray(t).tolist() == second[2:8].reshape(2, 3).T.tolist()
+    assert np.asarray(in_order(t, (1, 0))).tobytes() == np.asarray(a2).tobytes()
+
+
+def test_a_convolutions_filter_is_copied_in_the_layout_the_cpu_convolution_reads(monkeypatch):
+    """On a CPU, a 3x3 Conv's OWNED_BY_DML filter (73.7 KB, over TYPED_MIN_BYTES) is copied
+    once in HWIO, the order XLA's CPU convolutions read (``_conv_cpu.FILTER_ORDER``), instead
+    of transposed at every run; the program transposes it back, which XLA folds. The same
+    bits as the session reading it out of the storage at every run (typed weights off); on
+    another backend the copy keeps the desc's order."""
+    import jax
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((64, 32, 3, 3)).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "W"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "W")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=10).SerializeToString()
+    x = rng.standard_normal((1, 32, 8, 8)).astype(np.float32)
+    calls = []
+    real = steps.typed_views
+    monkeypatch.setattr(steps, "typed_views", lambda *a: calls.append(a[1]) or real(*a))
+    got = {}
+    for typed in (True, False):
+        monkeypatch.setattr(config.settings, "typed_weights", typed)
+        got[typed] = donnx.InferenceSession(model).run(None, {"x": x})[0]
+    want = (2, 3, 1, 0) if jax.default_backend() == "cpu" else None
+    assert calls and all(
+        [(spec.sizes, order) for _, spec, order in views] == [((64, 32, 3, 3), want)]
+        for views in calls)
+    assert got[True].tobytes() == got[False].tobytes()

@@ -166,6 +166,12 @@ class Dispatchable:
         (OperatorDef.cpu_stored_inputs)."""
         return {}
 
+    def cpu_input_orders(self) -> dict:
+        """{input index: dimension order}: the inputs whose typed copy a CPU program makes in
+        that order (``Plan.pins``: an OWNED_BY_DML filter in the layout XLA's convolutions
+        read)."""
+        return {i: order for i, order in self.cpu_stored_inputs().items() if order is not None}
+
 
 class CompiledOperator(Dispatchable):
     kind = "compiled operator"

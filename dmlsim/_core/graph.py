@@ -205,6 +205,17 @@ class CompiledGraph(Dispatchable):
                 stored[out] = None
         return stored
 
+    def cpu_input_orders(self) -> dict:
+        """{graph input index: dimension order}: the order the first node reading a graph
+        input directly asks for it in (``CompiledOperator.cpu_input_orders``)."""
+        orders: dict = {}
+        for (k, i), src in sorted(self.sources.items()):
+            if src is not None and src[0] == "input" and src[1] not in orders:
+                order = self.nodes[k].cpu_input_orders().get(i)
+                if order is not None:
+                    orders[src[1]] = order
+        return orders
+
     def _out_spec(self, k, o):
         return self.nodes[k].out_slots[o][2]
 

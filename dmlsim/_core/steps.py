@@ -33,7 +33,7 @@ from jax import lax
 from . import config
 from .dtypes import UNSIGNED_OF_SIZE, is_packed4
 from .memory import Group, convert, unit
-from .typed_views import typed_views
+from .typed_views import in_order, typed_views
 from .views import apply_dispatch, read_view, write_view
 
 # A plan keeps the buffers of up to this many bytes it writes in one Group (one argument and
@@ -274,7 +274,7 @@ class Plan:
         # storage at every execution; the storage itself comes in only if read otherwise.
         self.pins = pins = _pins(steps, set(written), mems) \
             if b.whole and config.settings.typed_weights else ()
-        raw = _raw_reads(steps, {View(j, o, t) for j, vs in pins for o, t in vs}) \
+        raw = _raw_reads(steps, {View(j, o, t) for j, vs in pins for o, t, _ in vs}) \
             if pins else None
         pinned = {j for j, _ in pins}
         self.own = tuple(j for j in range(len(mems))
@@ -374,17 +374,21 @@ class Plan:
 
 
 def _pins(steps, written: set, mems) -> tuple:
-    """((memory, ((byte offset, spec), ...)), ...): the OWNED_BY_DML views of at least
-    TYPED_MIN_BYTES that ``steps`` read from device memories they do not write."""
+    """((memory, ((byte offset, spec, dimension order or None), ...)), ...): the OWNED_BY_DML
+    views of at least TYPED_MIN_BYTES that ``steps`` read from device memories they do not
+    write; on a CPU, in the order the dispatch asks for (``Dispatchable.cpu_input_orders``)."""
     found: dict = {}
+    on_cpu = bool(mems) and getattr(mems[0].device, "platform", "cpu") == "cpu"
     for s in steps:
         if isinstance(s, Dispatch) and s.owned:
-            for v, owned in zip(s.inputs, s.owned):
+            orders = s.dispatchable.cpu_input_orders() if on_cpu else {}
+            for i, (v, owned) in enumerate(zip(s.inputs, s.owned)):
                 if owned and v.memory not in written and not mems[v.memory].host and \
                         not is_packed4(v.spec.data_type) and \
                         v.spec.total_bytes >= TYPED_MIN_BYTES:
-                    found.setdefault(v.memory, {})[(v.offset, v.spec)] = None
-    return tuple((j, tuple(views)) for j, views in sorted(found.items()))
+                    order = orders.get(i)
+                    found.setdefault(v.memory, {})[(v.offset, v.spec, order)] = None
+    return tuple((j, tuple(views)) for j, views in sorted(found.items(), key=lambda f: f[0]))
 
 
 def _raw_reads(steps, pinned: set) -> set:
@@ -420,7 +424,7 @@ def trace(plan: Plan) -> Callable:
     steps, packed, own, large = plan.steps, plan.packed, plan.own, plan.large
     n_mems, starts = len(plan.mems), plan.starts
     words = {j: plan.mems[j].words for j in packed}
-    pinned = tuple(View(j, o, t) for j, views in plan.pins for o, t in views)
+    pinned = tuple((View(j, o, t), order) for j, views in plan.pins for o, t, order in views)
     n_own = len(own) + len(pinned)  # the storages, then the typed views
     n_in = n_own + (1 if packed else 0)
     sealed, seal_outputs = plan.sealed, plan.seal_outputs
@@ -439,7 +443,7 @@ def trace(plan: Plan) -> Callable:
         cur: list = [None] * n_mems
         for j, a in zip(own, args):
             cur[j] = a
-        typed = dict(zip(pinned, args[len(own):n_own]))
+        typed = {v: in_order(a, order) for (v, order), a in zip(pinned, args[len(own):n_own])}
         if packed:
             slab = args[n_own]
             for j, at in zip(packed, starts):

@@ -10,6 +10,7 @@ import collections
 import functools
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
@@ -22,9 +23,10 @@ SHARED_READER_VIEWS = 3
 
 
 def typed_views(mem, views, cache) -> list:
-    """The typed arrays of ``views`` ((byte offset, spec) of device memory ``mem``): made once
-    by one program, then kept on the memory until its bytes change (``stamp``). The same bits
-    ``read_view`` reads, copied out once instead of at every execution."""
+    """The typed arrays of ``views`` ((byte offset, spec, dimension order or None) of device
+    memory ``mem``): made once by one program, then kept on the memory until its bytes change
+    (``stamp``). The same bits ``read_view`` reads (transposed to the order when there is one),
+    copied out once instead of at every execution."""
     stamp = mem.stamp()
     held = mem.typed
     if held is None or held[0] != stamp:
@@ -39,19 +41,19 @@ def typed_views(mem, views, cache) -> list:
         got.clear()
     # a view shape that recurs (a model's layers) gets a reader of its own taking the word
     # offset as an argument; the others are read by one program with their offsets constants
-    shapes = collections.Counter((offset % 4, spec) for offset, spec in missing)
+    shapes = collections.Counter((offset % 4, spec, order) for offset, spec, order in missing)
     rest = []
-    for offset, spec in missing:
+    for offset, spec, order in missing:
         word, rem = divmod(offset, 4)
         words = -(-(rem + calc_buffer_tensor_size(spec.data_type, spec.sizes,
                                                   spec.element_strides)) // 4)
-        if shapes[(rem, spec)] < SHARED_READER_VIEWS or mem.words >= 2 ** 31 or \
+        if shapes[(rem, spec, order)] < SHARED_READER_VIEWS or mem.words >= 2 ** 31 or \
                 word + words > mem.words:
-            rest.append((offset, spec))
+            rest.append((offset, spec, order))
             continue
-        fn = cache.program(("typed view", mem.words, spec, rem, words),
-                           lambda: _typed_reader(spec, rem, words))
-        got[(offset, spec)] = fn(mem.array, np.int32(word))
+        fn = cache.program(("typed view", mem.words, spec, rem, words, order),
+                           lambda: _typed_reader(spec, rem, words, order))
+        got[(offset, spec, order)] = fn(mem.array, np.int32(word))
     if rest:
         rest = tuple(rest)
         fn = cache.program(("typed views", mem.words, rest), lambda: _typed_program(rest))
@@ -59,8 +61,12 @@ def typed_views(mem, views, cache) -> list:
     return [got[v] for v in views]
 
 
+def _ordered(value, order):
+    return value if order is None else jnp.transpose(value, order)
+
+
 @functools.lru_cache(maxsize=64)
-def _typed_reader(spec, rem, words):
+def _typed_reader(spec, rem, words, order):
     """The jitted reader of one view shape's typed copies, the word offset an argument: a
     model's layers share a handful of weight shapes, each read by one small program, where one
     program with every offset a constant compiles a copy per weight (XLA on the 2-core CPU:
@@ -70,7 +76,8 @@ def _typed_reader(spec, rem, words):
     device on the model compiles nothing."""
     @jax.jit
     def typed(storage, word):
-        return read_view(lax.dynamic_slice(storage, (word,), (words,)), spec, rem)
+        return _ordered(read_view(lax.dynamic_slice(storage, (word,), (words,)), spec, rem),
+                        order)
     return typed
 
 
@@ -80,5 +87,13 @@ def _typed_program(views):
     not recur, and any in a storage of 2^31 words or more (an int32 holds no such offset)."""
     @jax.jit
     def typed(storage):
-        return tuple(read_view(storage, spec, offset) for offset, spec in views)
+        return tuple(_ordered(read_view(storage, spec, offset), order)
+                     for offset, spec, order in views)
     return typed
+
+
+def in_order(value, order):
+    """A typed copy made in dimension ``order``, transposed back to its desc's order (inside
+    a program: XLA folds the transpose into the reader, which wanted that layout)."""
+    return value if order is None else jnp.transpose(value, tuple(int(d) for d in
+                                                                  np.argsort(order)))
