@@ -28,21 +28,28 @@ def _model(w, b):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
 
-def test_a_session_reads_its_weights_as_typed_arrays_with_the_same_bits(monkeypatch):
-    rng = np.random.default_rng(7)
-    w = rng.standard_normal((128, 160)).astype(np.float32)  # 80 KiB
-    b = rng.standard_normal(160).astype(np.float32)  # 640 bytes
-    x = rng.standard_normal((5, 128)).astype(np.float32)
+def _typed_on_and_off(monkeypatch, model, feeds, runs=1):
+    """({typed weights on/off: the first output of each of ``runs`` runs of a new session},
+    [the views each call of typed_views asked for]); with them off, no call at all."""
     calls = []
     real = steps.typed_views
     monkeypatch.setattr(steps, "typed_views", lambda *a: calls.append(a[1]) or real(*a))
     got = {}
     for typed in (True, False):
         monkeypatch.setattr(config.settings, "typed_weights", typed)
-        session = donnx.InferenceSession(_model(w, b))
+        session = donnx.InferenceSession(model)
         before = len(calls)
-        got[typed] = [session.run(None, {"x": x})[0] for _ in range(3)]
+        got[typed] = [session.run(None, feeds)[0] for _ in range(runs)]
         assert (len(calls) > before) == typed  # off: no typed views at all
+    return got, calls
+
+
+def test_a_session_reads_its_weights_as_typed_arrays_with_the_same_bits(monkeypatch):
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((128, 160)).astype(np.float32)  # 80 KiB
+    b = rng.standard_normal(160).astype(np.float32)  # 640 bytes
+    x = rng.standard_normal((5, 128)).astype(np.float32)
+    got, calls = _typed_on_and_off(monkeypatch, _model(w, b), {"x": x}, runs=3)
     # each run of the typed session asked for W's view; B, under TYPED_MIN_BYTES, stays a slice
     assert {tuple(spec.sizes for _, spec, _ in views) for views in calls} == {((1, 1, 128, 160),)}
     want = np.maximum(x.astype(np.float64) @ w + b, 0)
@@ -107,15 +114,8 @@ def test_a_convolutions_filter_is_copied_in_the_layout_the_cpu_convolution_reads
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)],
                               ir_version=10).SerializeToString()
     x = rng.standard_normal((1, 32, 8, 8)).astype(np.float32)
-    calls = []
-    real = steps.typed_views
-    monkeypatch.setattr(steps, "typed_views", lambda *a: calls.append(a[1]) or real(*a))
-    got = {}
-    for typed in (True, False):
-        monkeypatch.setattr(config.settings, "typed_weights", typed)
-        got[typed] = donnx.InferenceSession(model).run(None, {"x": x})[0]
+    got, calls = _typed_on_and_off(monkeypatch, model, {"x": x})
     want = (2, 3, 1, 0) if jax.default_backend() == "cpu" else None
-    assert calls and all(
-        [(spec.sizes, order) for _, spec, order in views] == [((64, 32, 3, 3), want)]
-        for views in calls)
-    assert got[True].tobytes() == got[False].tobytes()
+    assert all([(spec.sizes, order) for _, spec, order in views] == [((64, 32, 3, 3), want)]
+               for views in calls)
+    assert got[True][0].tobytes() == got[False][0].tobytes()
