@@ -81,6 +81,7 @@ CORE_LAYERS = (
     ("config", "dtypes", "observer", "sync"),
     ("tensor", "memory", "packed4", "plancache"),
     ("resources", "views", "validation", "registry"),
+    ("typed_views",),
     ("steps", "layout"),
     ("commands",),
     ("binding",),
@@ -258,9 +259,9 @@ ALLOWED_STATE = {
     ("resources", "_heap_ids"): "descriptor heap handles: process-unique; holds nothing",
     ("steps", "@functools.lru_cache(maxsize=16) _cpu_option_known"):
         "whether the installed jaxlib takes an XLA option: a fact of the process, bounded",
-    ("steps", "@functools.lru_cache(maxsize=64) _typed_program"):
+    ("typed_views", "@functools.lru_cache(maxsize=64) _typed_program"):
         "the typed-weights reader of a set of views: a pure function of them, bounded",
-    ("steps", "@functools.lru_cache(maxsize=64) _typed_reader"):
+    ("typed_views", "@functools.lru_cache(maxsize=64) _typed_reader"):
         "the typed-weights reader of one view shape: a pure function of it, bounded",
 }
 _MUTATORS = {"append", "add", "update", "pop", "clear", "setdefault", "discard", "remove",
