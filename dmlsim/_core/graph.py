@@ -26,6 +26,7 @@ import numpy as np
 from . import views
 from .dml import EXEC_VOLATILE, CompiledOperator, Dispatchable, dispatch_steps, fault
 from .graph_rules import GraphSpec, check_graph, node_label
+from .typed_views import in_order
 from .layout import OPTIONAL, REQUIRED, BindingLayout, Slot, align_up
 
 
@@ -232,8 +233,7 @@ def _stored(value, seal, order):
     producer (it writes that layout) and into the readers that want it (they read it as is)."""
     if order is None or len(order) != value.ndim:
         return views.sealed_shared(value, seal)
-    back = tuple(int(d) for d in np.argsort(order))
-    return jnp.transpose(views.sealed_shared(jnp.transpose(value, order), seal), back)
+    return in_order(views.sealed_shared(jnp.transpose(value, order), seal), order)
 
 
 def _reinterpret(value, src_spec, dst_spec):

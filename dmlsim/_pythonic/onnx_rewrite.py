@@ -242,8 +242,7 @@ def fold_convolutions(model, base_dir="") -> onnx.ModelProto:
         removed.update(folded)
         names = []
         for part, arr in (("W", w), ("B", b)):
-            name = _fresh(f"ConvFusion_{part}_{conv.name or k}", taken)
-            taken.add(name)
+            name = fresh_name(f"ConvFusion_{part}_{conv.name or k}", taken)
             new_inits.append(numpy_helper.from_array(arr, name))
             names.append(name)
         conv_inputs[k] = [conv.input[0]] + names
@@ -272,9 +271,11 @@ def fold_convolutions(model, base_dir="") -> onnx.ModelProto:
     return result
 
 
-def _fresh(base, taken) -> str:
-    """``base``, or ``base_1``, ``base_2``, ...: the first name not in ``taken``."""
+def fresh_name(base, taken: set) -> str:
+    """``base``, or ``base_1``, ``base_2``, ...: the first name not in ``taken``, which it is
+    added to."""
     name, n = base, 1
     while name in taken:
         name, n = f"{base}_{n}", n + 1
+    taken.add(name)
     return name

@@ -16,11 +16,14 @@ Runtime 1.32 does it (later sources also keep a MatMul whose A is an attention's
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from . import onnx_shapes
+from .onnx_rewrite import fresh_name
 
 FLOAT_TYPES = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16)
 ONNX_DOMAINS = ("", "ai.onnx")
@@ -168,33 +171,23 @@ def _fuse(g, matmul, replaced, taken, new_inits):
         return None
     name = matmul.name or out
     if not reshape:
-        return add, [helper.make_node("Gemm", [matmul.input[0], matmul.input[1], bias],
-                                      list(add.output), name=_fresh(f"{name}/MatMulAddFusion",
-                                                                    taken))]
-    m = 1
-    for d in a_dims[:-1]:
-        m *= d
+        gemm = helper.make_node("Gemm", [matmul.input[0], matmul.input[1], bias],
+                                list(add.output), name=fresh_name(f"{name}/MatMulAddFusion", taken))
+        return add, [gemm]
     shapes = []
-    for part, shape in (("input", [m, b_dims[0]]), ("output", a_dims[:-1] + [n])):
+    for part, shape in (("input", [math.prod(a_dims[:-1]), b_dims[0]]),
+                        ("output", a_dims[:-1] + [n])):
         init = numpy_helper.from_array(np.asarray(shape, np.int64),
-                                       _fresh(f"gemm_{part}_shape", taken))
+                                       fresh_name(f"gemm_{part}_shape", taken))
         new_inits.append(init)
         shapes.append(init.name)
-    flat_in, flat_out = _fresh("gemm_input_reshape_arg", taken), \
-        _fresh("gemm_output_reshape_arg", taken)
+    flat_in, flat_out = fresh_name("gemm_input_reshape_arg", taken), \
+        fresh_name("gemm_output_reshape_arg", taken)
     return add, [
         helper.make_node("Reshape", [matmul.input[0], shapes[0]], [flat_in],
-                         name=_fresh("gemm_input_reshape", taken)),
+                         name=fresh_name("gemm_input_reshape", taken)),
         helper.make_node("Gemm", [flat_in, matmul.input[1], bias], [flat_out],
-                         name=_fresh(f"{name}/MatMulAddFusion", taken)),
+                         name=fresh_name(f"{name}/MatMulAddFusion", taken)),
         helper.make_node("Reshape", [flat_out, shapes[1]], list(add.output),
-                         name=_fresh("gemm_output_reshape", taken))]
+                         name=fresh_name("gemm_output_reshape", taken))]
 
-
-def _fresh(base, taken) -> str:
-    """``base``, or ``base_1``, ``base_2``, ...: the first name not in ``taken`` (then taken)."""
-    name, n = base, 1
-    while name in taken:
-        name, n = f"{base}_{n}", n + 1
-    taken.add(name)
-    return name

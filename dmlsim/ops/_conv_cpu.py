@@ -35,14 +35,14 @@ def cpu_options(spec) -> dict | None:
 def cpu_stored(spec) -> dict:
     """{"InputTensor": order}: a CPU program stores a convolution's input before the
     convolution reads it (``OperatorDef.cpu_stored_inputs``), channels last when XLA runs it
-    (:func:`stored_order`). The convolution pads, transposes or hands its
-    input to a library, and XLA's CPU backend otherwise runs the producer's whole element-wise
-    chain (a HardSwish with its correctly rounded division) inside that loop: in a padding loop
-    element by element (PaddleOCR rec's 14 depthwise pads took 23 of its 52 ms). Stored first,
-    the chain runs vectorized. In one process, alternating, same bits: depthwise inputs alone
-    made rec 0.79x the time, cls 0.84x, det 0.90x; every convolution's input (once the stored
-    result passed through a conditional) rec 0.77x and det 0.89-0.91x more, cls and resnet18
-    unchanged."""
+    (:func:`stored_order`), and its filter then in FILTER_ORDER. The convolution pads,
+    transposes or hands its input to a library, and XLA's CPU backend otherwise runs the
+    producer's whole element-wise chain (a HardSwish with its correctly rounded division)
+    inside that loop: in a padding loop element by element (PaddleOCR rec's 14 depthwise pads
+    took 23 of its 52 ms). Stored first, the chain runs vectorized. In one process,
+    alternating, same bits: depthwise inputs alone made rec 0.79x the time, cls 0.84x, det
+    0.90x; every convolution's input (once the stored result passed through a conditional)
+    rec 0.77x and det 0.89-0.91x more, cls and resnet18 unchanged."""
     order = stored_order(spec)
     return {"InputTensor": order} if order is None else \
         {"InputTensor": order, "FilterTensor": FILTER_ORDER}
@@ -51,7 +51,7 @@ def cpu_stored(spec) -> dict:
 # the filter of a convolution XLA runs, as its CPU convolutions read it (OIHW -> HWIO): an
 # OWNED_BY_DML filter's typed copy is made so once (typed_views.py) instead of transposed at
 # every run (resnet18 b8: its 17 filters, 11.7 M weights, 47 thread-ms of a 240 ms run;
-# 0.89-0.91x the time, alternating in one process, the same bits)
+# 0.89-0.92x the time, alternating in one process, the same bits)
 FILTER_ORDER = (2, 3, 1, 0)
 
 
@@ -61,9 +61,9 @@ def stored_order(spec) -> tuple | None:
     convolutions read NHWC, and an input stored NCHW was transposed before each of them
     (resnet18 b8: 16 transposes of up to 8 x 64 x 56 x 56 a run). Stored channels last, the
     producer's epilogue writes that layout and the convolution reads it as it is: resnet18
-    0.88x the time in one process, alternating, the same bits. Channels last before every
-    convolution, the 1x1 and depthwise ones too, made PaddleOCR's models 1.4-2.4x slower (those
-    read NCHW). None otherwise (stored as the desc has it)."""
+    0.84-0.85x the time in one process, alternating, det 0.87x, the same bits. Channels last
+    before every convolution, the 1x1 and depthwise ones too, made PaddleOCR's models 1.4-2.4x
+    slower (those read NCHW). None otherwise (stored as the desc has it)."""
     t = spec.tensor
     w = t["FilterTensor"].sizes
     if spec.attr["Direction"] != FORWARD or spec.attr["DimensionCount"] != 2 or len(w) != 4 or \
